@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# dm-smr: out-of-tree device-mapper targets emulating shingled disks.
+#
+#   make                 build the modules against KDIR
+#   make install         modules_install + depmod (for KDIR's kernel)
+#   make check           set up, build, run the userspace and VM test suites
+#   make demo            set up, build, boot the VM and run the demo
+#   make clean
+#
+# KDIR defaults to the running kernel's build tree; on a machine whose own
+# kernel is not the one under test (CI, this project's VMs), the newest
+# installed Debian -amd64 headers are used instead. KVER overrides both.
+
+ifneq ($(KERNELRELEASE),)
+# Invoked by kbuild: the Kbuild file lists the objects.
+include $(src)/Kbuild
+else
+
+KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
+	else ls -d /lib/modules/*-amd64/build 2>/dev/null | sort -V | tail -n1 | \
+	cut -d/ -f4; fi)
+KDIR ?= /lib/modules/$(KVER)/build
+PWD := $(shell pwd)
+
+.PHONY: all modules install clean check demo deps vm-check
+
+all: modules
+
+modules:
+	@test -d "$(KDIR)" || { echo "No kernel build tree at '$(KDIR)': install linux-headers or set KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(PWD) modules
+
+install: modules
+	$(MAKE) -C $(KDIR) M=$(PWD) modules_install
+	depmod -a $(KVER)
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null || true
+	rm -rf tests/results
+
+deps:
+	scripts/setup-deps.sh
+
+check: deps
+	$(MAKE) modules KVER=$(KVER)
+	tests/vm-run --kernel $(KVER)
+
+demo: deps
+	$(MAKE) modules KVER=$(KVER)
+	scripts/demo.sh --kernel $(KVER)
+
+endif

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-smr: emulated shingled (SMR) disks as a device-mapper target.
+ *
+ * Table line (all sizes in 512-byte sectors):
+ *
+ *   smr <dev> host-managed <zone_sectors> [<#opt_args> <opt_args>...]
+ *
+ *   optional arguments:
+ *     conv_zones <n>          conventional zones at the start (default 0)
+ *     zone_capacity <sectors> usable sectors of a sequential zone
+ *                             (default zone_sectors)
+ *     max_open <n>            open zone limit (default 0: none)
+ *     max_active <n>          active zone limit (default 0: none)
+ *     format                  initialise the backing device (destroys data)
+ *
+ * docs/dm-smr.rst describes the status fields, messages and on-disk format.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "dm-smr.h"
+
+enum {
+	SMR_OPT_CONV = 1 << 0,
+	SMR_OPT_CAP = 1 << 1,
+	SMR_OPT_OPEN = 1 << 2,
+	SMR_OPT_ACTIVE = 1 << 3,
+};
+
+/* Parse a whole unsigned number; trailing junk is an error. */
+static int smr_parse_u64(const char *s, u64 *v)
+{
+	char dummy;
+
+	if (!s || sscanf(s, "%llu%c", v, &dummy) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+static int smr_parse_u32(const char *s, u32 *v)
+{
+	u64 x;
+
+	if (smr_parse_u64(s, &x) || x > U32_MAX)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+static int smr_parse_opts(struct smr_target *sc, struct dm_arg_set *as)
+{
+	static const struct dm_arg _args[] = {
+		{0, 9, "Invalid number of optional arguments (at most 9)"},
+	};
+	struct dm_target *ti = sc->ti;
+	unsigned int argc;
+	const char *name;
+	int ret;
+
+	if (!as->argc)
+		return 0;
+	ret = dm_read_arg_group(_args, as, &argc, &ti->error);
+	if (ret)
+		return ret;
+
+	while (argc) {
+		name = dm_shift_arg(as);
+		argc--;
+		if (!strcasecmp(name, "format")) {
+			sc->format = true;
+			continue;
+		}
+		if (!argc) {
+			ti->error = "Optional argument is missing its value";
+			return -EINVAL;
+		}
+		argc--;
+		if (!strcasecmp(name, "conv_zones")) {
+			if (smr_parse_u32(dm_shift_arg(as), &sc->nr_conv)) {
+				ti->error = "Invalid conv_zones";
+				return -EINVAL;
+			}
+			sc->opt_mask |= SMR_OPT_CONV;
+		} else if (!strcasecmp(name, "zone_capacity")) {
+			if (smr_parse_u64(dm_shift_arg(as), &sc->zone_capacity)) {
+				ti->error = "Invalid zone_capacity";
+				return -EINVAL;
+			}
+			sc->opt_mask |= SMR_OPT_CAP;
+		} else if (!strcasecmp(name, "max_open")) {
+			if (smr_parse_u32(dm_shift_arg(as), &sc->max_open)) {
+				ti->error = "Invalid max_open";
+				return -EINVAL;
+			}
+			sc->opt_mask |= SMR_OPT_OPEN;
+		} else if (!strcasecmp(name, "max_active")) {
+			if (smr_parse_u32(dm_shift_arg(as), &sc->max_active)) {
+				ti->error = "Invalid max_active";
+				return -EINVAL;
+			}
+			sc->opt_mask |= SMR_OPT_ACTIVE;
+		} else {
+			ti->error = "Unknown optional argument";
+			return -EINVAL;
+		}
+	}
+	if (as->argc) {
+		ti->error = "Too many arguments";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Check the geometry and derive the effective limits (as null_blk does). */
+static int smr_check_geometry(struct smr_target *sc)
+{
+	struct dm_target *ti = sc->ti;
+	u64 nr_zones, nr_seq;
+	sector_t need, have;
+
+	if (!is_power_of_2(sc->zone_sectors) ||
+	    sc->zone_sectors < SMR_BLOCK_SECTORS ||
+	    sc->zone_sectors > SMR_MAX_ZONE_SECTORS) {
+		ti->error = "zone_sectors must be a power of two from 8 (4 KiB) to 2^31";
+		return -EINVAL;
+	}
+	sc->zone_shift = ilog2(sc->zone_sectors);
+	if (!(sc->opt_mask & SMR_OPT_CAP))
+		sc->zone_capacity = sc->zone_sectors;
+	if (!sc->zone_capacity || sc->zone_capacity > sc->zone_sectors ||
+	    sc->zone_capacity & (SMR_BLOCK_SECTORS - 1)) {
+		ti->error = "zone_capacity must be a non-zero multiple of 8 sectors, at most zone_sectors";
+		return -EINVAL;
+	}
+	if (!ti->len || ti->len & (sc->zone_sectors - 1)) {
+		ti->error = "Target length must be a non-zero multiple of zone_sectors";
+		return -EINVAL;
+	}
+	nr_zones = ti->len >> sc->zone_shift;
+	if (nr_zones > U32_MAX) {
+		ti->error = "Too many zones";
+		return -EINVAL;
+	}
+	sc->nr_zones = nr_zones;
+	if (sc->nr_conv >= sc->nr_zones) {
+		ti->error = "conv_zones must leave at least one sequential zone";
+		return -EINVAL;
+	}
+	nr_seq = sc->nr_zones - sc->nr_conv;
+
+	sc->eff_max_active = sc->max_active >= nr_seq ? 0 : sc->max_active;
+	sc->eff_max_open = sc->max_open >= nr_seq ? 0 : sc->max_open;
+	if (sc->eff_max_active && (!sc->eff_max_open ||
+				   sc->eff_max_open > sc->eff_max_active))
+		sc->eff_max_open = sc->eff_max_active;
+
+	need = smr_md_sectors(sc->nr_zones) + smr_data_sectors(sc);
+	have = bdev_nr_sectors(sc->dev->bdev);
+	if (need > have) {
+		DMERR("backing device %s has %llu sectors; %llu are needed (metadata %llu + data %llu)",
+		      sc->dev->name, (unsigned long long)have,
+		      (unsigned long long)need,
+		      (unsigned long long)smr_md_sectors(sc->nr_zones),
+		      (unsigned long long)smr_data_sectors(sc));
+		ti->error = "Backing device too small for this geometry (sizes in the kernel log)";
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void smr_free(struct smr_target *sc)
+{
+	if (sc->wq)
+		destroy_workqueue(sc->wq);
+	bioset_exit(&sc->bs);
+	smr_md_exit(sc);
+	kvfree(sc->zones);
+	if (sc->dev)
+		dm_put_device(sc->ti, sc->dev);
+	kfree(sc);
+}
+
+static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct dm_arg_set as = { .argc = argc, .argv = argv };
+	struct smr_target *sc;
+	const char *mode;
+	int ret;
+
+	if (argc < 3) {
+		ti->error = "Usage: <dev> host-managed <zone_sectors> [<#opt_args> <opt_args>...]";
+		return -EINVAL;
+	}
+	if (!(dm_table_get_mode(ti->table) & FMODE_WRITE)) {
+		ti->error = "A read-only table is not supported";
+		return -EINVAL;
+	}
+
+	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+	if (!sc) {
+		ti->error = "Cannot allocate the target context";
+		return -ENOMEM;
+	}
+	sc->ti = ti;
+	spin_lock_init(&sc->lock);
+	bio_list_init(&sc->flush_bios);
+	bio_list_init(&sc->commit_bios);
+	bio_list_init(&sc->error_bios);
+	INIT_WORK(&sc->commit_work, smr_hm_commit_work);
+
+	ret = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
+			    &sc->dev);
+	if (ret) {
+		ti->error = "Cannot open the backing device";
+		goto bad;
+	}
+
+	ret = -EINVAL;
+	mode = dm_shift_arg(&as);
+	if (!strcasecmp(mode, "host-managed")) {
+		sc->mode = SMR_MODE_HOST_MANAGED;
+	} else if (!strcasecmp(mode, "drive-managed")) {
+		ti->error = "Mode drive-managed is not implemented yet";
+		goto bad;
+	} else {
+		ti->error = "Mode must be host-managed or drive-managed";
+		goto bad;
+	}
+	if (smr_parse_u64(dm_shift_arg(&as), &sc->zone_sectors)) {
+		ti->error = "Invalid zone_sectors";
+		goto bad;
+	}
+	ret = smr_parse_opts(sc, &as);
+	if (ret)
+		goto bad;
+	ret = smr_check_geometry(sc);
+	if (ret)
+		goto bad;
+
+	ret = -ENOMEM;
+	sc->zones = kvcalloc(sc->nr_zones, sizeof(*sc->zones), GFP_KERNEL);
+	if (!sc->zones) {
+		ti->error = "Cannot allocate the zone table";
+		goto bad;
+	}
+	sc->mem_bytes = sizeof(*sc) + (size_t)sc->nr_zones * sizeof(*sc->zones);
+	ret = smr_md_init(sc);
+	if (ret) {
+		ti->error = "Cannot allocate metadata buffers";
+		goto bad;
+	}
+	ret = bioset_init(&sc->bs, BIO_POOL_SIZE, 0, 0);
+	if (ret) {
+		ti->error = "Cannot allocate the bio set";
+		goto bad;
+	}
+	sc->wq = alloc_ordered_workqueue("dm-smr-%s", WQ_MEM_RECLAIM,
+					 dm_table_device_name(ti->table));
+	if (!sc->wq) {
+		ret = -ENOMEM;
+		ti->error = "Cannot allocate the workqueue";
+		goto bad;
+	}
+
+	ret = smr_md_load_or_format(sc);
+	if (ret)
+		goto bad;
+	smr_hm_recount(sc);
+
+	ti->private = sc;
+	ti->num_flush_bios = 1;
+	ti->flush_supported = true;
+	ti->per_io_data_size = sizeof(struct smr_io);
+	/* Zone append is emulated by the dm core with regular writes. */
+	ti->emulate_zone_append = true;
+	return 0;
+
+bad:
+	smr_free(sc);
+	return ret;
+}
+
+static void smr_dtr(struct dm_target *ti)
+{
+	struct smr_target *sc = ti->private;
+
+	flush_workqueue(sc->wq);
+	smr_md_commit(sc);
+	smr_free(sc);
+}
+
+static int smr_map(struct dm_target *ti, struct bio *bio)
+{
+	return smr_hm_map(ti->private, bio);
+}
+
+static void smr_postsuspend(struct dm_target *ti)
+{
+	struct smr_target *sc = ti->private;
+
+	/* No I/O is in flight now: make the zone table durable. */
+	flush_workqueue(sc->wq);
+	smr_md_commit(sc);
+}
+
+/*
+ * STATUSTYPE_INFO, host-managed mode (one line, space separated):
+ *
+ *   host-managed <nr_zones> <conv_zones> <imp_open> <exp_open> <closed>
+ *   <full> <readonly> <offline> <writes> <write_sectors> <reads>
+ *   <read_sectors> <resets> <finishes> <opens> <closes> <imp_closes>
+ *   <wp_errors> <errors> <commits> <mem_bytes>
+ *
+ * counts of zones by condition, then counters since creation (or the last
+ * clear_stats message): writes/reads are bios seen by the target,
+ * wp_errors are writes refused for not being at the write pointer or past
+ * the zone capacity, errors every I/O the target failed, commits metadata
+ * commits; mem_bytes is the memory the target holds for this device.
+ */
+static void smr_status(struct dm_target *ti, status_type_t type,
+		       unsigned int status_flags, char *result,
+		       unsigned int maxlen)
+{
+	struct smr_target *sc = ti->private;
+	struct smr_stats st;
+	u32 full = 0, ro = 0, off = 0, z;
+	u32 imp, exp, closed;
+	unsigned int sz = 0;
+	int nopt;
+
+	switch (type) {
+	case STATUSTYPE_INFO:
+		spin_lock_irq(&sc->lock);
+		st = sc->stats;
+		imp = sc->nr_imp_open;
+		exp = sc->nr_exp_open;
+		closed = sc->nr_closed;
+		spin_unlock_irq(&sc->lock);
+		for (z = sc->nr_conv; z < sc->nr_zones; z++) {
+			u8 c = READ_ONCE(sc->zones[z].cond);
+
+			full += c == BLK_ZONE_COND_FULL;
+			ro += c == BLK_ZONE_COND_READONLY;
+			off += c == BLK_ZONE_COND_OFFLINE;
+		}
+		DMEMIT("host-managed %u %u %u %u %u %u %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %zu",
+		       sc->nr_zones, sc->nr_conv, imp, exp, closed, full, ro,
+		       off, st.writes, st.write_sectors, st.reads,
+		       st.read_sectors, st.resets, st.finishes, st.opens,
+		       st.closes, st.imp_closes, st.wp_errors, st.errors,
+		       st.commits, sc->mem_bytes);
+		break;
+
+	case STATUSTYPE_TABLE:
+		/* The table line as given, less "format" (reloading must not wipe). */
+		nopt = 2 * hweight32(sc->opt_mask);
+		DMEMIT("%s host-managed %llu", sc->dev->name, sc->zone_sectors);
+		if (nopt)
+			DMEMIT(" %d", nopt);
+		if (sc->opt_mask & SMR_OPT_CONV)
+			DMEMIT(" conv_zones %u", sc->nr_conv);
+		if (sc->opt_mask & SMR_OPT_CAP)
+			DMEMIT(" zone_capacity %llu", sc->zone_capacity);
+		if (sc->opt_mask & SMR_OPT_OPEN)
+			DMEMIT(" max_open %u", sc->max_open);
+		if (sc->opt_mask & SMR_OPT_ACTIVE)
+			DMEMIT(" max_active %u", sc->max_active);
+		break;
+
+	case STATUSTYPE_IMA:
+		DMEMIT_TARGET_NAME_VERSION(ti->type);
+		DMEMIT(",mode=host-managed,zone_sectors=%llu,zone_capacity=%llu,nr_zones=%u,conv_zones=%u,max_open=%u,max_active=%u;",
+		       sc->zone_sectors, sc->zone_capacity, sc->nr_zones,
+		       sc->nr_conv, sc->eff_max_open, sc->eff_max_active);
+		break;
+	}
+}
+
+/* Zone of a message argument: a sector in the device, zone-aligned. */
+static int smr_msg_zone(struct smr_target *sc, const char *arg, u32 *zno)
+{
+	u64 sector;
+
+	if (smr_parse_u64(arg, &sector) || sector >= sc->ti->len) {
+		DMERR("zone start sector %s is not within the device", arg);
+		return -EINVAL;
+	}
+	if (sector & (sc->zone_sectors - 1)) {
+		DMERR("sector %llu is not the start of a zone", sector);
+		return -EINVAL;
+	}
+	*zno = smr_zone_of(sc, sector);
+	return 0;
+}
+
+/*
+ * Messages:
+ *   zone_cond <zone_start_sector> readonly|offline|empty
+ *       fault injection on a sequential zone; "empty" restores it (its
+ *       data is dropped). Persisted.
+ *   zone_info <zone_start_sector>
+ *       prints "<type> <cond> <wp_sectors> <data_end_sectors>"
+ *   clear_stats
+ */
+static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
+		       char *result, unsigned int maxlen)
+{
+	struct smr_target *sc = ti->private;
+	unsigned int sz = 0;
+	u32 zno;
+	int ret;
+
+	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
+		spin_lock_irq(&sc->lock);
+		memset(&sc->stats, 0, sizeof(sc->stats));
+		spin_unlock_irq(&sc->lock);
+		return 0;
+	}
+	if (argc == 3 && !strcasecmp(argv[0], "zone_cond")) {
+		ret = smr_msg_zone(sc, argv[1], &zno);
+		if (ret)
+			return ret;
+		if (smr_zone_is_conv(sc, zno)) {
+			DMERR("zone_cond: zone %u is conventional", zno);
+			return -EINVAL;
+		}
+		ret = smr_hm_set_cond(sc, zno, argv[2]);
+		if (ret == -EINVAL)
+			DMERR("zone_cond: condition must be readonly, offline or empty");
+		return ret;
+	}
+	if (argc == 2 && !strcasecmp(argv[0], "zone_info")) {
+		struct smr_zone z;
+
+		ret = smr_msg_zone(sc, argv[1], &zno);
+		if (ret)
+			return ret;
+		spin_lock_irq(&sc->lock);
+		z = sc->zones[zno];
+		spin_unlock_irq(&sc->lock);
+		DMEMIT("%s %s %u %u", smr_zone_is_conv(sc, zno) ? "conv" : "seq",
+		       smr_cond_name(z.cond), z.wp, z.dend);
+		return 1;
+	}
+	DMERR("unknown message or wrong arguments: %s (argc %u)", argv[0], argc);
+	return -EINVAL;
+}
+
+static int smr_iterate_devices(struct dm_target *ti,
+			       iterate_devices_callout_fn fn, void *data)
+{
+	struct smr_target *sc = ti->private;
+
+	return fn(ti, sc->dev, 0, bdev_nr_sectors(sc->dev->bdev), data);
+}
+
+static void smr_io_hints(struct dm_target *ti, struct queue_limits *limits)
+{
+	struct smr_target *sc = ti->private;
+	struct gendisk *disk = dm_disk(dm_table_get_md(ti->table));
+
+	limits->logical_block_size = SMR_BLOCK_SIZE;
+	limits->physical_block_size = SMR_BLOCK_SIZE;
+	limits->io_min = SMR_BLOCK_SIZE;
+	limits->chunk_sectors = sc->zone_sectors;
+	limits->max_zone_append_sectors =
+		min_t(u64, sc->zone_capacity, limits->max_hw_sectors);
+	limits->zone_write_granularity = SMR_BLOCK_SIZE;
+	/* The backing device is not zoned: no discard, no write zeroes. */
+	limits->max_discard_sectors = 0;
+	limits->max_hw_discard_sectors = 0;
+	limits->max_write_zeroes_sectors = 0;
+#ifdef SMR_HAVE_ZONED_MODEL_ENUM
+	limits->zoned = BLK_ZONED_HM;
+#else
+	limits->zoned = true;
+#endif
+#ifdef SMR_HAVE_DISK_SET_MAX_OPEN_ZONES
+	/* The 6.1 dm core does not publish these; tools rely on them. */
+	disk_set_max_open_zones(disk, sc->eff_max_open);
+	disk_set_max_active_zones(disk, sc->eff_max_active);
+#else
+	limits->max_open_zones = sc->eff_max_open;
+	limits->max_active_zones = sc->eff_max_active;
+	(void)disk;
+#endif
+}
+
+static struct target_type smr_target_type = {
+	.name = "smr",
+	.version = {0, 1, 0},
+	.features = DM_TARGET_MIXED_ZONED_MODEL,
+	.module = THIS_MODULE,
+	.ctr = smr_ctr,
+	.dtr = smr_dtr,
+	.map = smr_map,
+	.postsuspend = smr_postsuspend,
+	.status = smr_status,
+	.message = smr_message,
+	.iterate_devices = smr_iterate_devices,
+	.io_hints = smr_io_hints,
+	.report_zones = smr_hm_report_zones,
+};
+
+static int __init dm_smr_init(void)
+{
+	return dm_register_target(&smr_target_type);
+}
+
+static void __exit dm_smr_exit(void)
+{
+	dm_unregister_target(&smr_target_type);
+}
+
+module_init(dm_smr_init);
+module_exit(dm_smr_exit);
+
+MODULE_DESCRIPTION(DM_NAME " target emulating shingled (SMR) disks");
+MODULE_LICENSE("GPL");

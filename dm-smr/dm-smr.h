@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-smr: emulated shingled (SMR) disks as a device-mapper target.
+ *
+ * Shared types and prototypes. The target is split by job, as dm-zoned is:
+ *   dm-smr-target.c    table parsing, dm callbacks, status and messages
+ *   dm-smr-metadata.c  on-disk superblock and zone table, commits
+ *   dm-smr-hm.c        host-managed zone emulation (write pointers, state)
+ */
+#ifndef DM_SMR_H
+#define DM_SMR_H
+
+#include <linux/types.h>
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/device-mapper.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "compat.h"
+
+#define DM_MSG_PREFIX "smr"
+
+/* The emulated device always uses 4 KiB logical blocks, like a 4Kn drive. */
+#define SMR_BLOCK_SIZE		4096
+#define SMR_BLOCK_SECTORS	(SMR_BLOCK_SIZE >> SECTOR_SHIFT)
+#define SMR_BLOCK_SHIFT		12
+
+/* Zone offsets are kept as 32-bit sector counts: zones up to 1 TiB. */
+#define SMR_MAX_ZONE_SECTORS	(1ULL << 31)
+
+/* Metadata blocks written per backing flush during a commit. */
+#define SMR_MD_BATCH		16
+
+enum smr_mode {
+	SMR_MODE_HOST_MANAGED = 1,
+	SMR_MODE_DRIVE_MANAGED = 2,
+};
+
+/*
+ * On-disk layout (all fields little endian, offsets in bytes):
+ *
+ *   4 KiB block 0          superblock (struct smr_super)
+ *   4 KiB blocks 1..2N     zone table: N table blocks, each with two slots
+ *                          (A at 1 + 2k, B at 2 + 2k) written alternately
+ *   data_start (sectors)   zone data, aligned to 1 MiB: conventional zones
+ *                          first (zone_sectors each), then sequential zones
+ *                          packed by zone capacity
+ */
+#define SMR_SB_MAGIC		0x64524d53	/* "SMRd" */
+#define SMR_ZT_MAGIC		0x745a4d53	/* "SMZt" */
+#define SMR_VERSION		1
+
+struct smr_super {
+	__le32 magic;		/*   0: SMR_SB_MAGIC, written last at format */
+	__le32 crc;		/*   4: crc32 of the 4 KiB block, this field 0 */
+	__le32 version;		/*   8: SMR_VERSION */
+	__le32 mode;		/*  12: enum smr_mode */
+	__le64 format_id;	/*  16: random, identifies this format */
+	__le64 dev_sectors;	/*  24: emulated capacity */
+	__le64 zone_sectors;	/*  32: zone size */
+	__le64 zone_capacity;	/*  40: sequential zone capacity */
+	__le32 nr_zones;	/*  48 */
+	__le32 nr_conv;		/*  52: conventional zones, at the start */
+	__le32 table_blocks;	/*  56: N, zone table blocks (2N slots) */
+	__le32 zones_per_block;	/*  60 */
+	__le64 data_start;	/*  64: first data sector on the backing dev */
+	__u8 reserved[4024];	/*  72: zero */
+} __packed;
+
+/* A zone table block: header, then one record per zone. */
+struct smr_zt_header {
+	__le32 magic;		/*  0: SMR_ZT_MAGIC */
+	__le32 crc;		/*  4: crc32 seeded with gen, this field 0 */
+	__le64 gen;		/*  8: commit generation; newest valid wins */
+	__le64 format_id;	/* 16: must match the superblock */
+	__le32 index;		/* 24: table block number */
+	__le32 nr;		/* 28: records that follow */
+} __packed;
+
+/*
+ * Persisted zone state. cond is EMPTY, CLOSED, FULL, READONLY or OFFLINE
+ * (open zones are persisted as CLOSED, as a drive reports them after a
+ * power cycle). dend is the end of durable data (sectors from zone start);
+ * the write pointer is 0 for EMPTY, dend for CLOSED, the capacity for FULL.
+ */
+struct smr_zt_rec {
+	__le32 dend;
+	__u8 cond;
+	__u8 pad[3];
+} __packed;
+
+#define SMR_ZT_PER_BLOCK \
+	((SMR_BLOCK_SIZE - sizeof(struct smr_zt_header)) / sizeof(struct smr_zt_rec))
+
+/*
+ * In-memory zone: 12 bytes. wp is advanced when a write is mapped (the dm
+ * core holds the zone write lock until it completes, so at most one write
+ * per sequential zone is in flight); dend follows completions and is what
+ * reads and commits trust.
+ */
+struct smr_zone {
+	u32 wp;
+	u32 dend;
+	u8 cond;		/* enum blk_zone_cond */
+	u8 finished;		/* FULL through a finish, not by data */
+	u16 pad;
+};
+
+/* Counters shown by "dmsetup status"; protected by smr_target.lock. */
+struct smr_stats {
+	u64 writes;
+	u64 write_sectors;
+	u64 reads;
+	u64 read_sectors;
+	u64 resets;
+	u64 finishes;
+	u64 opens;
+	u64 closes;
+	u64 imp_closes;		/* implicit opens that closed another zone */
+	u64 wp_errors;		/* writes not at the write pointer */
+	u64 errors;		/* every I/O failed by the target */
+	u64 commits;		/* metadata commits */
+};
+
+struct smr_target {
+	struct dm_target *ti;
+	struct dm_dev *dev;
+	enum smr_mode mode;
+
+	/* Table arguments, kept to print the table line back. */
+	u64 zone_sectors;
+	u64 zone_capacity;
+	u32 nr_zones;
+	u32 nr_conv;
+	u32 max_open;		/* as given; 0 = no limit */
+	u32 max_active;
+	u32 eff_max_open;	/* after clamping */
+	u32 eff_max_active;
+	unsigned int opt_mask;	/* which optional args were given */
+	bool format;
+	unsigned int zone_shift;
+
+	/* Metadata geometry. */
+	u64 format_id;
+	u32 table_blocks;
+	sector_t data_start;
+	u64 md_gen;
+	unsigned long *slot_b;	/* per table block: current copy in slot B */
+	unsigned long *dirty;	/* per table block: needs a commit */
+	struct page *md_pages[SMR_MD_BATCH];
+	struct mutex commit_lock;
+
+	/* Zone state, protected by lock (taken from bio completion too). */
+	spinlock_t lock;
+	struct smr_zone *zones;
+	u32 nr_imp_open;
+	u32 nr_exp_open;
+	u32 nr_closed;
+	u32 imp_close_next;
+	struct smr_stats stats;
+
+	/* Deferred completions, handled by the commit worker. */
+	struct bio_list flush_bios;	/* empty flushes */
+	struct bio_list commit_bios;	/* FUA writes, resets, finishes */
+	struct bio_list error_bios;	/* map-time failures of locked bios */
+	struct workqueue_struct *wq;
+	struct work_struct commit_work;
+
+	struct bio_set bs;
+	size_t mem_bytes;		/* in-memory state, shown in status */
+};
+
+/* Per dm clone data. */
+struct smr_io {
+	u32 zone;
+	u32 start;
+	u32 end;
+	bool fua;
+	blk_status_t status;
+};
+
+static inline u32 smr_zone_of(struct smr_target *sc, sector_t sector)
+{
+	return sector >> sc->zone_shift;
+}
+
+static inline sector_t smr_zone_start(struct smr_target *sc, u32 zno)
+{
+	return (sector_t)zno << sc->zone_shift;
+}
+
+static inline bool smr_zone_is_conv(struct smr_target *sc, u32 zno)
+{
+	return zno < sc->nr_conv;
+}
+
+/* Backing sector of offset @off in zone @zno. */
+static inline sector_t smr_backing_sector(struct smr_target *sc, u32 zno,
+					  u32 off)
+{
+	sector_t s = sc->data_start;
+
+	if (zno < sc->nr_conv)
+		return s + smr_zone_start(sc, zno) + off;
+	return s + ((sector_t)sc->nr_conv << sc->zone_shift) +
+		(sector_t)(zno - sc->nr_conv) * sc->zone_capacity + off;
+}
+
+static inline u32 smr_zone_cap(struct smr_target *sc, u32 zno)
+{
+	return smr_zone_is_conv(sc, zno) ? sc->zone_sectors : sc->zone_capacity;
+}
+
+/* Functions defined in dm-smr-metadata.c */
+sector_t smr_data_sectors(struct smr_target *sc);
+sector_t smr_md_sectors(u32 nr_zones);
+int smr_md_init(struct smr_target *sc);
+void smr_md_exit(struct smr_target *sc);
+int smr_md_load_or_format(struct smr_target *sc);
+int smr_md_commit(struct smr_target *sc);
+void smr_md_mark_dirty(struct smr_target *sc, u32 zno);
+
+/* Functions defined in dm-smr-hm.c */
+int smr_hm_map(struct smr_target *sc, struct bio *bio);
+int smr_hm_report_zones(struct dm_target *ti,
+			struct dm_report_zones_args *args,
+			unsigned int nr_zones);
+void smr_hm_commit_work(struct work_struct *work);
+void smr_hm_recount(struct smr_target *sc);
+int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond);
+const char *smr_cond_name(u8 cond);
+
+#endif /* DM_SMR_H */
