@@ -335,13 +335,14 @@ static int smr_load_block(struct smr_target *sc, u32 k, void *buf)
 	return 0;
 }
 
-static int smr_load_table(struct smr_target *sc)
+int smr_md_load_table(struct smr_target *sc)
 {
 	const u32 per_io = SMR_MD_BATCH / 2;
 	u32 k, j;
 	int ret;
 
 	sc->md_gen = 0;
+	bitmap_zero(sc->dirty, sc->table_blocks);
 	for (k = 0; k < sc->table_blocks; k += per_io) {
 		u32 n = min(per_io, sc->table_blocks - k);
 
@@ -440,7 +441,7 @@ int smr_md_load_or_format(struct smr_target *sc)
 	}
 	sc->format_id = le64_to_cpu(sb->format_id);
 
-	ret = smr_load_table(sc);
+	ret = smr_md_load_table(sc);
 	if (ret)
 		ti->error = "Cannot load the zone table";
 	return ret;

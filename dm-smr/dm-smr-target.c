@@ -286,14 +286,41 @@ static void smr_dtr(struct dm_target *ti)
 {
 	struct smr_target *sc = ti->private;
 
+	/*
+	 * No commit here: a table that was live committed in postsuspend,
+	 * and by now a successor table may own the backing device.
+	 */
 	flush_workqueue(sc->wq);
-	smr_md_commit(sc);
 	smr_free(sc);
 }
 
 static int smr_map(struct dm_target *ti, struct bio *bio)
 {
 	return smr_hm_map(ti->private, bio);
+}
+
+/*
+ * Reload the zone table before going live. When a table replaces a live
+ * one over the same backing device, our constructor read the zone table
+ * before the old table's postsuspend committed its last changes.
+ */
+static int smr_preresume(struct dm_target *ti)
+{
+	struct smr_target *sc = ti->private;
+	int ret;
+
+	mutex_lock(&sc->commit_lock);
+	ret = smr_md_load_table(sc);
+	if (!ret) {
+		spin_lock_irq(&sc->lock);
+		smr_hm_recount(sc);
+		spin_unlock_irq(&sc->lock);
+	}
+	mutex_unlock(&sc->commit_lock);
+	if (ret)
+		DMERR("%s: cannot reload the zone table: %d",
+		      dm_table_device_name(ti->table), ret);
+	return ret;
 }
 
 static void smr_postsuspend(struct dm_target *ti)
@@ -496,6 +523,7 @@ static struct target_type smr_target_type = {
 	.ctr = smr_ctr,
 	.dtr = smr_dtr,
 	.map = smr_map,
+	.preresume = smr_preresume,
 	.postsuspend = smr_postsuspend,
 	.status = smr_status,
 	.message = smr_message,

@@ -219,6 +219,7 @@ sector_t smr_md_sectors(u32 nr_zones);
 int smr_md_init(struct smr_target *sc);
 void smr_md_exit(struct smr_target *sc);
 int smr_md_load_or_format(struct smr_target *sc);
+int smr_md_load_table(struct smr_target *sc);
 int smr_md_commit(struct smr_target *sc);
 void smr_md_mark_dirty(struct smr_target *sc, u32 zno);
 
