@@ -1,0 +1,445 @@
+# SPDX-License-Identifier: GPL-2.0
+# tests/common.sh - helpers sourced by every tests/test_*.sh (kselftest style).
+#
+# A test looks like:
+#
+#	#!/bin/bash
+#	# TIMEOUT: 120          (optional, seconds; default in tests/settings)
+#	# BOOTS: 2              (optional: crash test, see crash_guest below)
+#	. "$(dirname "$0")/common.sh"
+#	_prep_test "dm-linear keeps what was written"
+#	require_cmd fio
+#	dev=$(new_backing 256)               # fresh zeroed region of /dev/vda
+#	run_fio "verify 64M" --filename="$dev" --rw=randwrite --bs=4k \
+#		--size=64M --verify=crc32c --do_verify=1
+#	assert_eq "size" 268435456 "$(blockdev --getsize64 "$dev")"
+#	_show_result
+#
+# Results: every ok/not_ok/skip prints one TAP line and is counted in a
+# file, so helpers work from subshells ($(...), pipelines) too.
+# _show_result prints the plan and exits 0 (pass), 1 (fail) or 4 (skip).
+# A test that made no assertion fails: it cannot pass vacuously.
+#
+# The harness (tests/lib/guest-suite.sh) runs each test in the VM with:
+#   SMR_ROOT   repo root             SMR_WORK   writable scratch dir (cwd)
+#   SMR_BOOT   this boot (1..)       SMR_BOOTS  boots the test gets
+#   SMR_STATE  dir kept across the boots of one test (on the host)
+#   SMR_DMESG_MARK  kmsg marker written just before the test started
+#   SMR_BIG_SIZE    size in bytes of /dev/vdb (the huge sparse disk)
+# and after it scans dmesg, unmounts and removes every dm device.
+# This file only defines functions and variables: sourcing it does nothing.
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+SMR_ROOT=${SMR_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+SMR_BOOT=${SMR_BOOT:-1}
+SMR_BOOTS=${SMR_BOOTS:-1}
+
+# Kernel log lines that fail a test (extended regexp). Kept here so the
+# harness and the tests (test_00_harness.sh checks it) use the same list.
+SMR_DMESG_BAD='WARNING:|BUG:|kernel BUG at|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|kmemleak|suspected memory leak|general protection fault|Call Trace|blocked for more than [0-9]+ seconds|rcu_sched self-detected stall|detected stall'
+
+# Scratch disks attached by tests/vm-run.
+SMR_SCRATCH_DISK=${SMR_SCRATCH_DISK:-/dev/vda}
+SMR_BIG_DISK=${SMR_BIG_DISK:-/dev/vdb}
+# Backing regions start here and are never handed out twice in one boot.
+SMR_ALLOC_DIR=${SMR_ALLOC_DIR:-/tmp/smr-alloc}
+
+# ---------------------------------------------------------------- TAP ---
+
+_tap_file() { echo "$T_WORK/.tap-results"; }
+
+# _record RESULT DESC...: append one result and print its TAP line.
+_record() {
+	local res=$1; shift
+	local n
+	set -- "${@//#/\\#}"	# a bare '#' would start a TAP directive
+	n=$(( $(wc -l < "$(_tap_file)") + 1 ))
+	echo "$res" >> "$(_tap_file)"
+	case $res in
+	pass) echo "ok $n $*" ;;
+	fail) echo "not ok $n $*" ;;
+	skip) echo "ok $n $1 # SKIP ${*:2}" ;;
+	esac
+}
+
+# diag MSG...: a TAP comment line.
+diag() { local l; printf '%s\n' "$*" | while IFS= read -r l; do echo "# $l"; done; }
+
+ok()     { _record pass "$@"; }
+# not_ok DESC [DETAIL...]: a failed check; DETAIL lines become comments.
+not_ok() { _record fail "$1"; [ $# -gt 1 ] && diag "${@:2}"; return 0; }
+# skip DESC REASON: one skipped check (the test may still pass on others).
+skip()   { _record skip "$1" "${2:-}"; }
+
+# skip_all REASON: the whole test cannot run here (exit 4).
+skip_all() {
+	echo "1..0 # SKIP $*"
+	_SMR_DONE=1
+	exit $KSFT_SKIP
+}
+
+# bail MSG: stop the test now, counted as a failure.
+bail() {
+	not_ok "bail out: $*"
+	_show_result
+}
+
+# _helper_error MSG: a helper failed (maybe inside a subshell): the test
+# fails at _show_result even if the caller ignored the return code.
+_helper_error() {
+	echo "# helper error: $*" >&2
+	echo "$*" >> "$T_WORK/.helper-errors"
+}
+
+# _prep_test DESCRIPTION: call once, first.
+_prep_test() {
+	T_NAME=$(basename "$0" .sh)
+	TID=${T_NAME#test_}
+	T_DESC="$*"
+	if [ -z "${SMR_WORK:-}" ]; then
+		SMR_WORK=$(mktemp -d "/tmp/smr-work.$TID.XXXXXX")
+	fi
+	T_WORK=$SMR_WORK
+	mkdir -p "$T_WORK"
+	: > "$T_WORK/.tap-results"
+	: > "$T_WORK/.helper-errors"
+	: > "$T_WORK/.dm-devices"
+	T_MNT=${SMR_MNT:-/tmp/smr-mnt/$TID}
+	mkdir -p "$T_MNT"
+	SMR_STATE=${SMR_STATE:-$T_WORK/state}
+	mkdir -p "$SMR_STATE"
+	if [ -z "${SMR_DMESG_MARK:-}" ]; then
+		SMR_DMESG_MARK="smr-test-mark-$TID-$$-$RANDOM"
+		echo "$SMR_DMESG_MARK" > /dev/kmsg 2>/dev/null || true
+	fi
+	cd "$T_WORK" || exit $KSFT_FAIL
+	_SMR_DONE=0
+	trap _cleanup_test EXIT
+	echo "TAP version 13"
+	diag "$T_NAME: $T_DESC (boot $SMR_BOOT of $SMR_BOOTS)"
+}
+
+# _cleanup_test: undo what the helpers set up (mounts under $T_MNT, dm
+# devices made by new_backing/dm_create, newest first). Runs on EXIT.
+_cleanup_test() {
+	local rc=$? m d
+	trap - EXIT
+	if [ "$_SMR_DONE" != 1 ]; then
+		# Exited without _show_result/skip_all (set -e, plain exit):
+		# report what was counted but never turn it into a pass.
+		diag "test exited ($rc) before _show_result"
+		[ "$rc" = 0 ] && rc=$KSFT_FAIL
+	fi
+	if [ -n "${T_MNT:-}" ]; then
+		findmnt -rn -o TARGET 2>/dev/null | grep -F "$T_MNT" | sort -r |
+		while IFS= read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
+	fi
+	if [ -s "${T_WORK:-/nonexistent}/.dm-devices" ]; then
+		tac "$T_WORK/.dm-devices" | while IFS= read -r d; do
+			dmsetup info "$d" >/dev/null 2>&1 || continue
+			dmsetup remove --retry "$d" >/dev/null 2>&1 ||
+				diag "cleanup: could not remove dm device $d"
+		done
+	fi
+	exit "$rc"
+}
+
+# _show_result: print the plan and totals, exit with the kselftest code.
+_show_result() {
+	local f=$T_WORK/.tap-results pass fail skip total rc
+	pass=$(grep -c '^pass$' "$f")
+	fail=$(grep -c '^fail$' "$f")
+	skip=$(grep -c '^skip$' "$f")
+	total=$((pass + fail + skip))
+	if [ -s "$T_WORK/.helper-errors" ]; then
+		_record fail "helpers reported errors"
+		diag "$(cat "$T_WORK/.helper-errors")"
+		fail=$((fail + 1)); total=$((total + 1))
+	fi
+	if [ "$total" = 0 ]; then
+		_record fail "test made no assertion"
+		fail=1; total=1
+	fi
+	echo "1..$total"
+	echo "# Totals: pass:$pass fail:$fail skip:$skip"
+	if [ "$fail" -gt 0 ]; then
+		rc=$KSFT_FAIL
+	elif [ "$pass" = 0 ]; then
+		rc=$KSFT_SKIP
+	else
+		rc=$KSFT_PASS
+	fi
+	_SMR_DONE=1
+	exit $rc
+}
+
+# ------------------------------------------------------------ checks ---
+
+# require_cmd CMD...: skip the test if a command is missing.
+require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip_all "$c is not installed"
+	done
+}
+
+# require_target NAME: skip if dm target NAME is not available and its
+# module was not built; FAIL if the module was built but did not load
+# (a broken module must not hide behind skips).
+require_target() {
+	local t=$1 mod ko
+	dmsetup targets 2>/dev/null | grep -q "^$t " && return 0
+	case $t in
+	smr) mod=dm-smr ;;
+	caveat) mod=dm-caveat ;;
+	*) mod=dm-$t ;;
+	esac
+	ko=$SMR_ROOT/$mod/$mod.ko
+	if [ -f "$ko" ]; then
+		not_ok "dm target $t is available" \
+			"$ko exists but target '$t' is not registered" \
+			"$(cat /tmp/smr-suite/modules.err 2>/dev/null)"
+		_show_result
+	fi
+	modprobe "$mod" 2>/dev/null &&
+		dmsetup targets 2>/dev/null | grep -q "^$t " && return 0
+	skip_all "dm target $t not available ($ko not built)"
+}
+
+# assert_eq DESC EXPECTED ACTUAL
+assert_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"
+	else not_ok "$1" "expected: '$2'" "actual:   '$3'"; fi
+}
+
+# assert_ne DESC UNEXPECTED ACTUAL
+assert_ne() {
+	if [ "$2" != "$3" ]; then ok "$1"
+	else not_ok "$1" "did not expect: '$2'"; fi
+}
+
+# check DESC CMD...: ok if CMD succeeds; its output is shown on failure.
+check() {
+	local desc=$1 out rc; shift
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc = 0 ]; then ok "$desc"
+	else not_ok "$desc" "command failed ($rc): $*" "$out"; fi
+	return $rc
+}
+
+# check_fail DESC CMD...: ok if CMD fails (e.g. a write off the write
+# pointer must be rejected).
+check_fail() {
+	local desc=$1 out rc; shift
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc != 0 ]; then ok "$desc"
+	else not_ok "$desc" "command succeeded but should fail: $*" "$out"; fi
+	[ $rc != 0 ]
+}
+
+# ---------------------------------------------------------- data I/O ---
+
+# write_data DEV OFFSET_BYTES LEN_BYTES: write LEN random bytes at OFFSET
+# with O_DIRECT; prints the path of a file holding what was written.
+# OFFSET and LEN must be multiples of 4096.
+write_data() {
+	local dev=$1 off=$2 len=$3 f
+	f=$(mktemp "$T_WORK/data.XXXXXX")
+	head -c "$len" /dev/urandom > "$f"
+	if ! dd if="$f" of="$dev" bs=1M oflag=direct,seek_bytes seek="$off" \
+		conv=notrunc,fsync status=none; then
+		_helper_error "write_data: dd to $dev at $off ($len bytes) failed"
+		return 1
+	fi
+	echo "$f"
+}
+
+# read_data DEV OFFSET_BYTES LEN_BYTES: copy bytes from DEV (O_DIRECT
+# when 4 KiB aligned, so the page cache cannot hide what the target
+# returns) to stdout.
+read_data() {
+	local dev=$1 off=$2 len=$3 flags=skip_bytes,count_bytes
+	if [ $((off % 4096)) = 0 ] && [ $((len % 4096)) = 0 ]; then
+		flags=$flags,direct
+	fi
+	dd if="$dev" bs=1M iflag=$flags skip="$off" count="$len" status=none
+}
+
+# assert_data DESC DEV EXPECTED_FILE [OFFSET_BYTES]: DEV holds the bytes
+# of EXPECTED_FILE at OFFSET.
+assert_data() {
+	local desc=$1 dev=$2 exp=$3 off=${4:-0} len got
+	if [ ! -s "$exp" ]; then
+		not_ok "$desc" "expected-data file '$exp' is missing or empty"
+		return 1
+	fi
+	len=$(stat -c %s "$exp")
+	got=$(mktemp "$T_WORK/read.XXXXXX")
+	if ! read_data "$dev" "$off" "$len" > "$got"; then
+		not_ok "$desc" "read of $len bytes at $off from $dev failed"
+		return 1
+	fi
+	if cmp -s "$exp" "$got"; then
+		ok "$desc"; rm -f "$got"
+	else
+		not_ok "$desc" "data mismatch on $dev at offset $off:" \
+			"$(cmp "$exp" "$got" 2>&1 | head -3)" \
+			"$(cmp -l "$exp" "$got" 2>/dev/null | wc -l) bytes differ"
+		return 1
+	fi
+}
+
+# assert_zero DESC DEV OFFSET_BYTES LEN_BYTES: the range reads as zeros.
+assert_zero() {
+	local desc=$1 dev=$2 off=$3 len=$4 n
+	n=$(read_data "$dev" "$off" "$len" | tr -d '\0' | wc -c)
+	assert_eq "$desc" 0 "$n"
+}
+
+# run_fio DESC FIO-ARGS...: run fio in the scratch dir (fio writes verify
+# state files to its cwd); ok if it exits 0, else not_ok with its output.
+# Adds --direct=1 --ioengine=libaio --group_reporting unless given.
+run_fio() {
+	local desc=$1 log rc extra=(); shift
+	[[ " $* " == *" --direct="* ]] || extra+=(--direct=1)
+	[[ " $* " == *" --ioengine="* ]] || extra+=(--ioengine=libaio)
+	log=$(mktemp "$T_WORK/fio.XXXXXX.log")
+	(cd "$T_WORK" && fio --name="${FIO_NAME:-job}" "${extra[@]}" \
+		--group_reporting "$@") > "$log" 2>&1
+	rc=$?
+	if [ $rc = 0 ]; then
+		ok "$desc"
+	else
+		not_ok "$desc" "fio exited $rc: fio $*" "$(tail -n 40 "$log")"
+	fi
+	return $rc
+}
+
+# ----------------------------------------------------- backing devices ---
+
+# _alloc DISK SECTORS: reserve SECTORS on DISK, 1 MiB aligned, never
+# reused in this boot. Prints the start sector. Deterministic: the Nth
+# call in a fresh boot returns the same start, which crash tests rely on.
+_alloc() {
+	local disk=$1 len=$2 key start end size
+	key=$SMR_ALLOC_DIR/$(basename "$disk")
+	mkdir -p "$SMR_ALLOC_DIR"
+	size=$(blockdev --getsz "$disk" 2>/dev/null) || {
+		_helper_error "cannot read size of $disk"; return 1; }
+	(
+		flock 9
+		start=$(cat "$key" 2>/dev/null || echo 2048)
+		start=$(( (start + 2047) / 2048 * 2048 ))
+		end=$((start + len))
+		if [ "$end" -gt "$size" ]; then
+			_helper_error "$disk full: $len sectors wanted at $start, disk has $size"
+			exit 1
+		fi
+		echo "$end" > "$key"
+		echo "$start"
+	) 9> "$key.lock"
+}
+
+_backing_on() {
+	local disk=$1 sectors=$2 start n name
+	start=$(_alloc "$disk" "$sectors") || return 1
+	n=$(( $(grep -c . "$T_WORK/.dm-devices") + 1 ))
+	name=t_${TID}_$n
+	if ! echo "0 $sectors linear $disk $start" | dmsetup create "$name"; then
+		_helper_error "dmsetup create $name (linear $disk $start) failed"
+		return 1
+	fi
+	echo "$name" >> "$T_WORK/.dm-devices"
+	udevadm settle 2>/dev/null
+	# A fresh region of a fresh sparse file reads as zeros; discard it
+	# anyway so this holds even if the disk was reused. Not in a later
+	# boot of a crash test: there the region holds what boot 1 left.
+	if [ "$SMR_BOOT" = 1 ]; then
+		blkdiscard "/dev/mapper/$name" 2>/dev/null ||
+			diag "blkdiscard /dev/mapper/$name failed (ignored)" >&2
+	fi
+	echo "/dev/mapper/$name"
+}
+
+# new_backing SIZE_MB: a dm-linear device over a fresh region of the
+# scratch disk (/dev/vda, 16 GiB). Prints /dev/mapper/t_<test>_<n>.
+# In boot N>1 of a crash test the same calls return the same regions,
+# with boot 1's data in them.
+new_backing() {
+	_backing_on "$SMR_SCRATCH_DISK" $(( $1 * 2048 ))
+}
+
+# new_big_backing SIZE_GB: same, on the huge sparse disk (/dev/vdb,
+# SMR_BIG_SIZE bytes, 11 TiB unless the host file system could not).
+new_big_backing() {
+	_backing_on "$SMR_BIG_DISK" $(( $1 * 2048 * 1024 ))
+}
+
+# dm_create NAME TABLE: create a dm device (removed at cleanup, before
+# the backing devices under it). Returns dmsetup's status.
+dm_create() {
+	local name=$1 table=$2
+	echo "$table" | dmsetup create "$name" || return
+	echo "$name" >> "$T_WORK/.dm-devices"
+	udevadm settle 2>/dev/null
+	return 0
+}
+
+# dm_remove NAME: remove a device made by dm_create; returns dmsetup's
+# status (a test may assert on it).
+dm_remove() {
+	dmsetup remove --retry "$1"
+}
+
+# ------------------------------------------------------------- dmesg ---
+
+# dmesg_find_errors: read kernel log lines on stdin, print the ones that
+# match SMR_DMESG_BAD. Exit 0 if there was at least one.
+dmesg_find_errors() {
+	grep -E -- "$SMR_DMESG_BAD"
+}
+
+# dmesg_since MARK: the kernel log after the last line containing MARK
+# (the whole log if MARK is not found, e.g. the ring buffer wrapped).
+dmesg_since() {
+	dmesg 2>/dev/null | awk -v m="$1" '
+		index($0, m) { n = 0; found = 1; next }
+		{ buf[n++] = $0 }
+		END { for (i = 0; i < n; i++) print buf[i] }'
+}
+
+# dmesg_check DESC: one assertion that the kernel log is clean since the
+# test started (the harness checks this after every test anyway).
+dmesg_check() {
+	local hits
+	hits=$(dmesg_since "$SMR_DMESG_MARK" | dmesg_find_errors)
+	if [ -z "$hits" ]; then ok "${1:-no kernel warnings}"
+	else not_ok "${1:-no kernel warnings}" "$hits"; fi
+}
+
+# ------------------------------------------------------------ crashes ---
+
+# crash_guest: end the VM now, like a power cut (crash tests, BOOTS > 1).
+# Before that: if this boot already failed a check, report normally
+# instead (the failure must not be lost in the crash); save the kernel
+# log and any warnings in SMR_STATE so the next boot fails on them.
+crash_guest() {
+	local hits
+	if grep -q '^fail$' "$T_WORK/.tap-results" || [ -s "$T_WORK/.helper-errors" ]; then
+		diag "boot $SMR_BOOT failed a check: not crashing"
+		_show_result
+	fi
+	dmesg > "$SMR_STATE/dmesg-boot$SMR_BOOT.log" 2>/dev/null
+	hits=$(dmesg_since "$SMR_DMESG_MARK" | dmesg_find_errors)
+	[ -n "$hits" ] && echo "$hits" > "$SMR_STATE/dmesg-boot$SMR_BOOT.bad"
+	echo "crashed at $(date +%s) after $(grep -c . "$T_WORK/.tap-results") checks" \
+		> "$SMR_STATE/crashed-boot$SMR_BOOT"
+	sync
+	echo 1 > /proc/sys/kernel/sysrq
+	echo b > /proc/sysrq-trigger
+	sleep 30
+	bail "sysrq-b did not end the VM"
+}
