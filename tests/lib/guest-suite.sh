@@ -1,0 +1,211 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# tests/lib/guest-suite.sh - runs inside the VM started by tests/vm-run.
+#
+# guest-suite.sh --results DIR --boot-id ID [--state-root DIR]
+#                [--plan FILE] [K:TIMEOUT:PATH...]
+#
+# Loads dm-mod and whichever project modules were built, then runs each
+# test PATH (TAP number K) under `timeout TIMEOUT` (given as arguments or
+# one per line in FILE: vng passes the command on the kernel command line,
+# which is limited to 2 KiB, so tests/vm-run uses a plan file), in kselftest runner
+# style: the test's output becomes "# " comment lines, followed by
+# "ok K name", "not ok K name # reason" or "ok K name # SKIP reason".
+# Each result goes to DIR/tap/K.tap (atomically, so a crash leaves either
+# the whole result or none); the host assembles suite.tap. A test also
+# fails if the kernel log gained a warning while it ran (SMR_DMESG_BAD in
+# tests/common.sh). After each test: unmount leftovers, remove all dm
+# devices. At the end DIR/boot-ID.done is written: the host treats a boot
+# without it as a VM that died.
+#
+# Lines starting with "smr-suite:" on stdout are progress for the host.
+
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+RESULTS=
+BOOT_ID=
+STATE_ROOT=
+PLAN=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--results) RESULTS=$2; shift 2 ;;
+	--boot-id) BOOT_ID=$2; shift 2 ;;
+	--state-root) STATE_ROOT=$2; shift 2 ;;
+	--plan) PLAN=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) echo "guest-suite: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+if [ -z "$RESULTS" ] || [ -z "$BOOT_ID" ]; then
+	echo "usage: $0 --results DIR --boot-id ID [--state-root DIR] [--plan FILE] [K:TIMEOUT:PATH...]" >&2
+	exit 2
+fi
+STATE_ROOT=${STATE_ROOT:-$RESULTS/state}
+export SMR_ROOT=$ROOT SMR_BOOT=${SMR_BOOT:-1} SMR_BOOTS=${SMR_BOOTS:-1}
+
+# shellcheck source=../common.sh
+. "$ROOT/tests/common.sh"
+
+SUITE_TMP=/tmp/smr-suite
+MNT_ROOT=/tmp/smr-mnt
+mkdir -p "$SUITE_TMP" "$MNT_ROOT" "$RESULTS/tap" "$RESULTS/logs" "$STATE_ROOT"
+: > "$SUITE_TMP/modules.err"
+
+progress() { echo "smr-suite: $*"; }
+
+# The project's modules: insmod does not resolve dependencies, so modprobe
+# what modinfo says each one needs first.
+load_modules() {
+	local m ko dep out
+	modprobe dm-mod 2>> "$SUITE_TMP/modules.err"
+	for m in dm-smr dm-caveat; do
+		ko=$ROOT/$m/$m.ko
+		[ -f "$ko" ] || { progress "module $m: not built"; continue; }
+		if lsmod | grep -q "^${m//-/_} "; then
+			progress "module $m: already loaded"
+			continue
+		fi
+		for dep in $(modinfo -F depends "$ko" 2>/dev/null | tr ',' ' '); do
+			modprobe "$dep" 2>> "$SUITE_TMP/modules.err"
+		done
+		if out=$(insmod "$ko" 2>&1); then
+			progress "module $m: loaded"
+		else
+			echo "insmod $ko: $out" >> "$SUITE_TMP/modules.err"
+			progress "module $m: insmod FAILED: $out"
+		fi
+	done
+}
+
+# Unmount what a test left mounted and remove every dm device. Prints a
+# comment per leftover; returns 1 if a dm device could not be removed
+# (the next tests would run on a dirty system).
+cleanup_after() {
+	local m d left rc=0
+	findmnt -rn -o TARGET,SOURCE 2>/dev/null |
+	awk -v r="$MNT_ROOT" 'index($1, r) == 1 || $2 ~ "^/dev/(dm-|mapper/|vd[ab])" { print $1 }' |
+	sort -r | while IFS= read -r m; do
+		echo "cleanup: unmounting leftover $m"
+		umount "$m" 2>/dev/null || umount -l "$m"
+	done
+	left=$(dmsetup ls 2>/dev/null | awk '$1 != "No" { print $1 }')
+	if [ -n "$left" ]; then
+		echo "cleanup: removing leftover dm devices:" $left
+		dmsetup remove_all --force >/dev/null 2>&1
+		left=$(dmsetup ls 2>/dev/null | awk '$1 != "No" { print $1 }')
+		for d in $left; do
+			dmsetup remove --force --retry "$d" >/dev/null 2>&1
+		done
+		left=$(dmsetup ls 2>/dev/null | awk '$1 != "No" { print $1 }')
+		if [ -n "$left" ]; then
+			echo "cleanup: could not remove dm devices:" $left
+			rc=1
+		fi
+	fi
+	rm -rf "${MNT_ROOT:?}"/* 2>/dev/null
+	return $rc
+}
+
+# run_one K TIMEOUT PATH: run a test, write RESULTS/tap/K.tap.
+run_one() {
+	local k=$1 t=$2 path=$3 name tid log frag rc result reason start secs
+	local hits left mark bad crc
+	name=$(basename "$path")
+	tid=$(basename "$path" .sh); tid=${tid#test_}
+	if [ "$SMR_BOOTS" -gt 1 ]; then
+		log=$RESULTS/logs/${name%.sh}.boot$SMR_BOOT.log
+	else
+		log=$RESULTS/logs/${name%.sh}.log
+	fi
+	frag=$RESULTS/tap/$k.tap
+	export SMR_WORK=/tmp/smr-work/$tid SMR_MNT=$MNT_ROOT/$tid
+	export SMR_STATE=$STATE_ROOT/${name%.sh}
+	rm -rf "$SMR_WORK"
+	mkdir -p "$SMR_WORK" "$SMR_MNT" "$SMR_STATE"
+
+	mark="smr-suite-mark-$BOOT_ID-$k-$RANDOM$RANDOM"
+	export SMR_DMESG_MARK=$mark
+	echo "$mark begin $name" > /dev/kmsg
+
+	progress "start $k $name (timeout ${t}s, boot $SMR_BOOT/$SMR_BOOTS, log $log)"
+	start=$(date +%s)
+	(cd "$SMR_WORK" && exec timeout --kill-after=10 "$t" bash "$path") \
+		< /dev/null > "$log" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+
+	hits=$(dmesg_since "$mark" | dmesg_find_errors)
+	bad=$(cat "$SMR_STATE"/dmesg-boot*.bad 2>/dev/null)
+	left=$(cleanup_after); crc=$?
+
+	reason=
+	case $rc in
+	0) result=ok ;;
+	4) result=skip ;;
+	124|137) result=fail; reason="TIMEOUT ${t}s" ;;
+	*) result=fail; reason="exit=$rc" ;;
+	esac
+	# A test that printed a skip-all plan is a skip whatever its code.
+	if [ $rc = 0 ] && grep -q '^1\.\.0 # SKIP' "$log"; then
+		result=skip
+	fi
+	if [ -n "$hits" ]; then
+		result=fail; reason="${reason:+$reason, }kernel warning in dmesg"
+	fi
+	if [ -n "$bad" ]; then
+		result=fail; reason="${reason:+$reason, }kernel warning in an earlier boot"
+	fi
+	if [ $crc != 0 ]; then
+		result=fail; reason="${reason:+$reason, }dm devices left that cannot be removed"
+	fi
+	if [ $result = skip ]; then
+		reason=$(sed -n 's/^1\.\.0 # SKIP *//p; s/^# SKIP *//p' "$log" | tail -n 1)
+		[ -n "$reason" ] || reason="exit=4"
+	fi
+
+	{
+		echo "# selftests: smr: $name"
+		sed 's/^/# /' "$log"
+		[ -n "$hits" ] && { echo "# dmesg during the test:"; echo "$hits" | sed 's/^/# dmesg: /'; }
+		[ -n "$bad" ] && { echo "# dmesg saved by an earlier boot:"; echo "$bad" | sed 's/^/# dmesg: /'; }
+		[ -n "$left" ] && echo "$left" | sed 's/^/# /'
+		case $result in
+		ok) echo "ok $k selftests: smr: $name" ;;
+		skip) echo "ok $k selftests: smr: $name # SKIP $reason" ;;
+		fail) echo "not ok $k selftests: smr: $name # $reason" ;;
+		esac
+	} > "$frag.tmp"
+	mv "$frag.tmp" "$frag"
+	sync
+	progress "done $k $name: $result${reason:+ ($reason)} in ${secs}s"
+	case $result in
+	ok) PASS=$((PASS + 1)) ;;
+	skip) SKIP=$((SKIP + 1)) ;;
+	fail) FAIL=$((FAIL + 1)) ;;
+	esac
+}
+
+echo 1 > /proc/sys/kernel/sysrq
+progress "boot $BOOT_ID: kernel $(uname -r), $(nproc) cpus, boot $SMR_BOOT/$SMR_BOOTS"
+load_modules
+rm -f "$RESULTS/boot-$BOOT_ID.done"
+
+SPECS=("$@")
+if [ -n "$PLAN" ]; then
+	mapfile -t -O "${#SPECS[@]}" SPECS < <(grep -v '^#' "$PLAN" | grep .)
+fi
+
+PASS=0 FAIL=0 SKIP=0
+for spec in "${SPECS[@]}"; do
+	k=${spec%%:*}; rest=${spec#*:}
+	t=${rest%%:*}; path=${rest#*:}
+	run_one "$k" "$t" "$path"
+done
+
+dmesg > "$RESULTS/logs/dmesg.$BOOT_ID.log" 2>/dev/null
+echo "pass:$PASS fail:$FAIL skip:$SKIP" > "$RESULTS/boot-$BOOT_ID.done"
+sync
+progress "boot $BOOT_ID finished: pass:$PASS fail:$FAIL skip:$SKIP"
+exit 0
