@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# scripts/setup-deps.sh - install what building and testing the project
+# needs, on Debian 12, idempotently. Silent when everything is there;
+# one line per thing it installs otherwise.
+#
+#   apt packages: kernel image + headers (the VM boots Debian's kernel and
+#     the modules are built against it), QEMU, fio, file system tools,
+#     libdevmapper/libnl for smrctl/smrd, libzbd + zbd tools when the
+#     archive has them, prove, python3-venv, matplotlib for the plots;
+#   .venv/ (repo root): a venv with virtme-ng, which boots the test VM.
+#
+# Environment: VIRTME_NG_SPEC (pip requirement, default virtme-ng==1.42,
+# the version the harness is tested with), SMR_VENV (venv path).
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VENV=${SMR_VENV:-$ROOT/.venv}
+VIRTME_NG_SPEC=${VIRTME_NG_SPEC:-virtme-ng==1.42}
+export DEBIAN_FRONTEND=noninteractive
+
+PACKAGES=(
+	build-essential
+	perl
+	kmod
+	linux-image-amd64
+	linux-headers-amd64
+	qemu-system-x86
+	qemu-utils
+	busybox-static
+	util-linux
+	e2fsprogs
+	f2fs-tools
+	btrfs-progs
+	dmsetup
+	fio
+	libdevmapper-dev
+	libnl-genl-3-dev
+	pkg-config
+	python3
+	python3-venv
+	python3-matplotlib
+)
+# Installed only if the archive has them (libzbd is not in every release).
+OPTIONAL=(
+	libzbd-dev
+	zbd-utils
+)
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "setup-deps: run as root (or install sudo)" >&2; exit 1; }
+	SUDO=sudo
+fi
+
+installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
+}
+
+missing=()
+for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
+	installed "$p" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	log=$(mktemp /tmp/setup-deps.XXXXXX.log)
+	if ! $SUDO apt-get update -q > "$log" 2>&1; then
+		cat "$log" >&2; echo "setup-deps: apt-get update failed" >&2; exit 1
+	fi
+	want=()
+	for p in "${missing[@]}"; do
+		case " ${OPTIONAL[*]} " in
+		*" $p "*)
+			cand=$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+			[ -n "$cand" ] && [ "$cand" != "(none)" ] || continue
+			;;
+		esac
+		echo "setup-deps: installing $p"
+		want+=("$p")
+	done
+	if [ ${#want[@]} -gt 0 ] &&
+	   ! $SUDO apt-get install -y -q --no-install-recommends "${want[@]}" >> "$log" 2>&1; then
+		tail -n 40 "$log" >&2
+		echo "setup-deps: apt-get install failed (log: $log)" >&2
+		exit 1
+	fi
+	rm -f "$log"
+fi
+
+# The kernel the VM boots must have its modules and headers installed.
+kver=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n 1)
+kver=${kver#/boot/vmlinuz-}
+if [ -z "$kver" ]; then
+	echo "setup-deps: no /boot/vmlinuz-*-amd64 after installing linux-image-amd64" >&2
+	exit 1
+fi
+if [ ! -d "/lib/modules/$kver/build" ]; then
+	echo "setup-deps: installing linux-headers-$kver"
+	$SUDO apt-get install -y -q --no-install-recommends "linux-headers-$kver" > /dev/null
+fi
+
+# virtme-ng in the project's own venv (Debian's python, from python3-venv).
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+if ! "$VENV/bin/vng" --version >/dev/null 2>&1; then
+	echo "setup-deps: installing $VIRTME_NG_SPEC into $VENV"
+	rm -rf "$VENV"
+	"$py" -m venv "$VENV"
+	"$VENV/bin/pip" install -q --disable-pip-version-check "$VIRTME_NG_SPEC"
+	"$VENV/bin/vng" --version >/dev/null
+fi
