@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0
+# tests/lib/cv.sh - helpers for the dm-caveat tests (tests/test_cv_*.sh).
+# Source after tests/common.sh.
+
+CV_MODEL=$SMR_ROOT/tests/lib/cv_model.py
+
+# cv_py ARGS...: run cv_model.py; its "CHECK PASS/FAIL" lines become TAP
+# results, "# " lines diagnostics, anything else a diagnostic too. A
+# non-zero exit (a Python error) is a failed check.
+cv_py() {
+	local line rc out
+	out=$(mktemp "$T_WORK/cvpy.XXXXXX")
+	python3 "$CV_MODEL" "$@" > "$out" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"CHECK PASS "*) ok "${line#CHECK PASS }" ;;
+		"CHECK FAIL "*)
+			line=${line#CHECK FAIL }
+			not_ok "${line%% | *}" "${line#* | }" ;;
+		"# "*) diag "${line#\# }" ;;
+		*) diag "$line" ;;
+		esac
+	done < "$out"
+	[ $rc = 0 ] || not_ok "cv_model.py $1 ran to the end" "exit $rc"
+	return $rc
+}
+
+# cv_field NAME FIELD: one field of the caveat status line (see
+# docs/dm-caveat.rst): writes damaging_writes damaged_blocks
+# live_damage_writes live_damaged_blocks damaged_reads valid_blocks
+# commits mem_bytes.
+cv_field() {
+	local i=0 f
+	for f in writes damaging_writes damaged_blocks live_damage_writes \
+		live_damaged_blocks damaged_reads valid_blocks commits mem_bytes; do
+		if [ "$f" = "$2" ]; then
+			dmsetup status "$1" | awk -v k=$((i + 4)) '{ print $k }'
+			return
+		fi
+		i=$((i + 1))
+	done
+	echo "cv_field: unknown field $2" >&2
+	return 1
+}
+
+# cv_msg NAME ARGS...: a target message; prints its result.
+cv_msg() {
+	local n=$1; shift
+	dmsetup message "$n" 0 "$@"
+}
