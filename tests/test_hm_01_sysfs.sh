@@ -85,10 +85,16 @@ else
 fi
 
 if command -v zbd > /dev/null; then
+	# libzbd reads the limits and zones the way zoned applications do.
 	zrep=$(zbd report -i "$dev" 2>&1)
-	diag "zbd report -i:" "$(head -n 12 <<< "$zrep")"
-	assert_eq "zbd report lists every zone" $NZ "$(grep -ciE '^ *zone [0-9]+' <<< "$zrep")"
-	assert_eq "zbd report: conventional zones" $CONV "$(grep -ciE '^ *zone [0-9]+.*(cnv|conv)' <<< "$zrep")"
+	assert_eq "zbd: model, zones, open and active limits" \
+		"host-managed|16 zones of 8.0 MB|3|5" \
+		"$(sed -n 's/^ *Zone model: //p; s/^ *Zones: //p;
+			s/^ *Maximum number of open zones: //p;
+			s/^ *Maximum number of active zones: //p' <<< "$zrep" | paste -sd '|')"
+	assert_eq "zbd: conventional zones" $CONV "$(grep -c '^Zone [0-9]*: cnv' <<< "$zrep")"
+	assert_eq "zbd: empty sequential zones with capacity $((CAP * 512)) bytes" $((NZ - CONV)) \
+		"$(grep -c "^Zone [0-9]*: swr, .*cap 0*$((CAP * 512)), .*, em," <<< "$zrep")"
 else
 	skip "zbd report" "zbd (libzbd tools) is not installed"
 fi
@@ -178,6 +184,33 @@ assert_eq "max_open 4 max_active 2: max_open clamped (2 2)" "2 2" \
 assert_eq "max_active 7 (no limit), max_open 3 (3 0)" "3 0" \
 	"$(limits max_active 7 max_open 3)"
 assert_eq "no limits (0 0)" "0 0" "$(limits)"
+
+# ---- a 10 TiB device with 256 MiB zones (docs: "Memory") --------------
+if [ "${SMR_BIG_SIZE:-0}" -ge $(( 10241 << 30 )) ]; then
+	bigb=$(new_big_backing 10241) || bail "no big backing device"
+	nbig=t_${TID}_big
+	BZ=524288
+	BNZ=40960
+	if hm_create "$nbig" $((BNZ * BZ)) "$bigb" $BZ conv_zones 4 format; then
+		ok "create a 10 TiB device with 256 MiB zones"
+		assert_eq "10 TiB: nr_zones, chunk_sectors" "$BNZ $BZ" \
+			"$(hm_sysfs "$nbig" nr_zones) $(hm_sysfs "$nbig" chunk_sectors)"
+		assert_eq "10 TiB: the last zone" "$(( (BNZ - 1) * BZ )) $BZ $BZ 0 em SEQ_WRITE_REQUIRED" \
+			"$(hm_report "/dev/mapper/$nbig" $(( (BNZ - 1) * BZ )) 1)"
+		mem=$(hm_stat "$nbig" mem_bytes)
+		# docs: 12 bytes a zone + 64 KiB of buffers, "about 560 KiB".
+		if [ "${mem:-0}" -ge $((520 << 10)) ] && [ "$mem" -le $((600 << 10)) ]; then
+			ok "10 TiB: mem_bytes about 560 KiB ($mem)"
+		else
+			not_ok "10 TiB: mem_bytes about 560 KiB" "got $mem"
+		fi
+		dm_remove "$nbig"
+	else
+		not_ok "create a 10 TiB device with 256 MiB zones" "$(dmesg | tail -n 3)"
+	fi
+else
+	skip "10 TiB device" "the big scratch disk is only ${SMR_BIG_SIZE:-0} bytes"
+fi
 
 dmesg_check "no kernel warnings"
 _show_result
