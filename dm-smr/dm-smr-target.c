@@ -268,6 +268,8 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (ret)
 		goto bad;
 	smr_hm_recount(sc);
+	/* Counters describe the device's use, not its formatting. */
+	memset(&sc->stats, 0, sizeof(sc->stats));
 
 	ti->private = sc;
 	ti->num_flush_bios = 1;
