@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 240
+# Bad table arguments, bad messages and I/O past the end or off the block
+# size are refused with a clear error and no kernel warning.
+. "$(dirname "$0")/common.sh"
+. "$SMR_ROOT/tests/lib/cv.sh"
+_prep_test "caveat: bad input is refused with clear errors"
+require_cmd dmsetup dd
+require_target caveat
+
+backing=$(new_backing 64) || bail "no backing device"
+LEN=$((8192 * 8))	# 32 MiB
+
+# refused DESC EXPECTED_LOG_TEXT TABLE: creating the device fails and the
+# kernel log says why (ti->error).
+n=0
+refused() {
+	local desc=$1 want=$2 table=$3 name log
+	n=$((n + 1)); name=cv02bad$n
+	if echo "$table" | dmsetup create "$name" >/dev/null 2>&1; then
+		echo "$name" >> "$T_WORK/.dm-devices"
+		not_ok "refused: $desc" "table accepted: $table"
+		dmsetup remove "$name" >/dev/null 2>&1
+		return
+	fi
+	log=$(dmesg | grep -F "caveat: " | tail -n 3)
+	if grep -qF -- "$want" <<< "$log"; then
+		ok "refused: $desc"
+	else
+		not_ok "refused: $desc" "table: $table" "expected log text: $want" "log: $log"
+	fi
+}
+
+refused "too few arguments" "Usage: <dev> <did> <dnor>" "0 $LEN caveat $backing 16"
+refused "no such device" "Cannot open the backing device" "0 $LEN caveat /dev/nonexistent 16 6"
+refused "DID with trailing junk" "Invalid DID" "0 $LEN caveat $backing 16x 6"
+refused "negative DID" "Invalid DID" "0 $LEN caveat $backing -1 0"
+refused "DNOR not a number" "Invalid DNOR" "0 $LEN caveat $backing 16 six"
+refused "DNOR > DID" "DNOR must not exceed DID" "0 $LEN caveat $backing 6 16"
+refused "huge DID" "DID too large" "0 $LEN caveat $backing 99999999999 0"
+refused "optional count larger than the arguments" "Invalid number of optional arguments" \
+	"0 $LEN caveat $backing 16 6 3 block_size 4096"
+refused "optional count too large" "Invalid number of optional arguments" \
+	"0 $LEN caveat $backing 16 6 9 format format format format format format format format format"
+refused "optional count junk" "Invalid number of optional arguments" \
+	"0 $LEN caveat $backing 16 6 x format"
+refused "extra argument after the options" "Too many arguments" \
+	"0 $LEN caveat $backing 16 6 1 format extra"
+refused "block_size not a power of two" "block_size must be a power of two" \
+	"0 $LEN caveat $backing 16 6 2 block_size 3000"
+refused "block_size too small" "block_size must be a power of two" \
+	"0 $LEN caveat $backing 16 6 2 block_size 256"
+refused "block_size too large" "block_size must be a power of two" \
+	"0 $LEN caveat $backing 16 6 2 block_size 131072"
+refused "block_size with a unit" "block_size must be a power of two" \
+	"0 $LEN caveat $backing 16 6 2 block_size 4k"
+refused "block_size without its value" "missing its value" \
+	"0 $LEN caveat $backing 16 6 1 block_size"
+refused "unshingled past the end" "unshingled exceeds the capacity" \
+	"0 $LEN caveat $backing 16 6 2 unshingled 8193"
+refused "unshingled junk" "Invalid unshingled" \
+	"0 $LEN caveat $backing 16 6 2 unshingled 1e3"
+refused "on_damaged_read unknown" "on_damaged_read must be error or zero" \
+	"0 $LEN caveat $backing 16 6 2 on_damaged_read ignore"
+refused "unknown option" "Unknown optional argument" \
+	"0 $LEN caveat $backing 16 6 1 fast"
+refused "option given twice" "given twice" \
+	"0 $LEN caveat $backing 16 6 4 unshingled 1 unshingled 2"
+refused "length not a whole number of blocks" "multiple of block_size" \
+	"0 $((LEN + 1)) caveat $backing 16 6"
+refused "length not a whole number of 64 KiB blocks" "multiple of block_size" \
+	"0 $((LEN - 8)) caveat $backing 16 6 2 block_size 65536"
+refused "backing device too small" "Backing device too small" \
+	"0 $((64 * 2048)) caveat $backing 16 6"
+n=$((n + 1))
+if echo "0 $LEN caveat $backing 16 6" | dmsetup create --readonly cv02ro >/dev/null 2>&1; then
+	echo cv02ro >> "$T_WORK/.dm-devices"
+	not_ok "refused: a read-only table"
+else
+	ok "refused: a read-only table"
+fi
+
+# Superblock checks: garbage is refused without format; a geometry change
+# is refused without format.
+head -c 4096 /dev/urandom | dd of="$backing" bs=4096 count=1 oflag=direct conv=notrunc status=none
+refused "garbage superblock without format" "no valid dm-caveat superblock" \
+	"0 $LEN caveat $backing 16 6"
+check "garbage superblock with format" \
+	dm_create cv02 "0 $LEN caveat $backing 16 6 1 format"
+assert_eq "table line printed back without format" \
+	"0 $LEN caveat $(dmsetup table cv02 | awk '{print $4}') 16 6" "$(dmsetup table cv02)"
+check "remove" dm_remove cv02
+refused "geometry change (DID) without format" "Table geometry differs" \
+	"0 $LEN caveat $backing 8 6"
+refused "geometry change (length) without format" "Table geometry differs" \
+	"0 $((LEN - 8)) caveat $backing 16 6"
+check "same geometry again" dm_create cv02 "0 $LEN caveat $backing 16 6"
+
+# Messages.
+msg_refused() {
+	local desc=$1; shift
+	if out=$(dmsetup message cv02 0 "$@" 2>&1); then
+		not_ok "message refused: $desc" "accepted: $*" "$out"
+	else
+		ok "message refused: $desc"
+	fi
+}
+msg_refused "unknown message" frobnicate
+msg_refused "dump with one argument" dump 0
+msg_refused "dump past the end" dump 8000 193
+msg_refused "dump start at the end" dump 8192 1
+msg_refused "dump of zero blocks" dump 0 0
+msg_refused "dump with junk" dump 0x10 5
+msg_refused "dump with a huge count" dump 1 18446744073709551615
+msg_refused "query past the end" query 8192
+msg_refused "query negative" query -1
+msg_refused "query junk" query 12abc
+msg_refused "query without a block" query
+msg_refused "modsense with an argument" modsense now
+msg_refused "clear_stats with an argument" clear_stats all
+assert_eq "last block can be queried" "damaged" "$(cv_msg cv02 query 8191)"
+assert_eq "dump of the last block" "8191+1" "$(cv_msg cv02 dump 8191 1)"
+check "clear_stats" cv_msg cv02 clear_stats
+if dmesg | grep -qF "unrecognised message 'frobnicate'"; then
+	ok "unknown message is logged"
+else
+	not_ok "unknown message is logged"
+fi
+
+# I/O past the end and off the block size.
+check_fail "write past the end" dd if=/dev/zero of=/dev/mapper/cv02 bs=4096 \
+	seek=8192 count=1 oflag=direct status=none
+check_fail "read past the end" sh -c "dd if=/dev/mapper/cv02 of=/dev/null bs=4096 \
+	skip=8192 count=1 iflag=direct status=none | grep -q ."
+assert_eq "writes past the end reach no target" 0 "$(cv_field cv02 writes)"
+check "remove" dm_remove cv02
+
+backing2=$(new_backing 32) || bail "no backing device"
+check "64 KiB blocks" dm_create cv02b "0 $((16 * 2048)) caveat $backing2 4 1 2 block_size 65536"
+check_fail "a 4 KiB write to a 64 KiB-block device" dd if=/dev/zero of=/dev/mapper/cv02b \
+	bs=4096 count=1 oflag=direct status=none
+if dmesg | grep -q "caveat: .*is not aligned to the 65536-byte block size"; then
+	ok "unaligned write is logged"
+else
+	not_ok "unaligned write is logged"
+fi
+check "a 64 KiB write" dd if=/dev/zero of=/dev/mapper/cv02b bs=65536 count=1 \
+	oflag=direct status=none
+assert_eq "64 KiB write made block 0 valid" "valid" "$(cv_msg cv02b query 0)"
+assert_eq "modsense of the 64 KiB device" \
+	"capacity 256 block_size 65536 did 4 dnor 1 unshingled 0" "$(cv_msg cv02b modsense)"
+
+dmesg_check
+_show_result
