@@ -27,9 +27,9 @@
  *  - valid marks are applied when a write completes successfully and are
  *    made durable by the next flush or FUA (commit = snapshot the dirty
  *    metadata pages, flush the backing device, write them, flush again);
- *  - writes in flight at the same time whose ranges overlap the other's
- *    damage range are ordered arbitrarily by the disk: the overlap is taken
- *    as damaged (the completing write does not mark it valid).
+ *  - the emulated medium applies writes in map order: a write damages the
+ *    blocks of writes still in flight that lie in its damage range (they
+ *    do not become valid when they complete).
  *
  * Table line:
  *   caveat <dev> <did> <dnor> [<#opt_args> <opt_args>...]
@@ -816,18 +816,22 @@ static void cv_taint(struct cv_io *io, u64 a, u64 b)
 	}
 }
 
-/* Lock held: order-ambiguous overlaps with the writes in flight. */
+/*
+ * Lock held. The emulated medium applies writes in the order they are
+ * mapped: a write mapped now damages the blocks of writes still in flight
+ * that lie in its damage range, so those do not become valid when they
+ * complete. (A write in flight that was mapped earlier damages nothing of
+ * this one: this one overwrites its damage.)
+ */
 static void cv_check_inflight(struct cv_target *sc, struct cv_io *io)
 {
-	bool dmg = io->d0 <= io->d1;
 	struct cv_io *x;
 
-	list_for_each_entry(x, &sc->inflight, list) {
-		if (dmg && io->d0 <= x->last && x->first <= io->d1)
+	if (io->d0 > io->d1)
+		return;
+	list_for_each_entry(x, &sc->inflight, list)
+		if (io->d0 <= x->last && x->first <= io->d1)
 			cv_taint(x, max(io->d0, x->first), min(io->d1, x->last));
-		if (x->d0 <= x->d1 && x->d0 <= io->last && io->first <= x->d1)
-			cv_taint(io, max(x->d0, io->first), min(x->d1, io->last));
-	}
 }
 
 static void cv_defer(struct cv_target *sc, struct bio_list *list, struct bio *bio)

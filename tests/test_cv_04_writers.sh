@@ -33,5 +33,22 @@ if dmesg_since "$SMR_DMESG_MARK" | grep -q "WARNING:"; then
 else
 	ok "the damage log carries no WARNING:"
 fi
+# scramble: the damage is made physically real on the backing device.
+b3=$(new_backing 16) || bail "no backing device"
+dm_create cv04c "0 $((1024 * 8)) caveat $b3 16 6 1 scramble" || bail "cannot create"
+head -c 40960 /dev/urandom > "$T_WORK/ten"
+check "write blocks 0..9" dd if="$T_WORK/ten" of=/dev/mapper/cv04c bs=40960 count=1 \
+	oflag=direct status=none
+check "rewrite block 0 (damages 7..16, live 7..9)" dd if="$T_WORK/ten" \
+	of=/dev/mapper/cv04c bs=4096 count=1 oflag=direct status=none
+assert_eq "live damage counted" 3 "$(cv_field cv04c live_damaged_blocks)"
+# The data area starts 1 MiB (256 blocks) into the backing device.
+n=$(dd if="$b3" bs=4096 skip=$((256 + 7)) count=10 iflag=direct status=none | tr -d '\333' | wc -c)
+assert_eq "damaged blocks 7..16 scrambled on the backing device" 0 "$n"
+cmp -s <(dd if="$b3" bs=4096 skip=$((256 + 1)) count=6 iflag=direct status=none) \
+	<(dd if="$T_WORK/ten" bs=4096 skip=1 count=6 status=none) &&
+	ok "blocks 1..6 untouched by the scramble" ||
+	not_ok "blocks 1..6 untouched by the scramble"
+
 dmesg_check
 _show_result
