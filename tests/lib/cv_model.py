@@ -574,6 +574,81 @@ def cmd_ext4check(a):
           % (r1 - r0, nd), '')
 
 
+def cmd_crash1(a):
+    """Boot 1 of the crash test: writes, a flush, more writes (not flushed).
+    Saves the model at the flush and at the end for crash2."""
+    rng = random.Random(a.seed)
+    model = CaveatModel(a.blocks, a.did, a.dnor, a.unshingled)
+    wr = Writer(a.dev)
+    writes = gen_writes(rng, a.blocks, a.did, a.dnor, a.unshingled, 2 * a.writes)
+    bad = []
+    for i, (first, nb) in enumerate(writes[:a.writes]):
+        ok, err = wr.write(first, nb, i + 1)
+        if ok:
+            model.write(first, nb, i + 1)
+        else:
+            bad.append(err)
+    os.fsync(wr.fd)
+    m1 = model.to_json()
+    touched = set()
+    for i, (first, nb) in enumerate(writes[a.writes:]):
+        tag = a.writes + i + 1
+        ok, err = wr.write(first, nb, tag)
+        if not ok:
+            bad.append(err)
+            continue
+        model.write(first, nb, tag)
+        touched.update(range(first, first + nb))
+        d = model.damage_range(first, first + nb - 1)
+        if d:
+            touched.update(range(d[0], d[1] + 1))
+    check(not bad, 'boot 1: %d writes succeeded' % len(writes), '; '.join(bad[:3]))
+    st = kernel_status(a.dm)
+    diag('boot 1: %s' % st)
+    with open(a.state, 'w') as f:
+        json.dump(dict(m1=m1, m2=model.to_json(), touched=sorted(touched)), f)
+        f.flush()
+        os.fsync(f.fileno())
+    # The writes after the fsync stay unflushed: crash now (the shell does).
+
+
+def cmd_crash2(a):
+    """Boot 2: the map is never falsely clean, flushed writes are kept."""
+    with open(a.state) as f:
+        d = json.load(f)
+    m1 = CaveatModel.from_json(d['m1'])
+    m2 = CaveatModel.from_json(d['m2'])
+    touched = set(d['touched'])
+    dmg = kernel_dump(a.dm)
+    kvalid = bytearray(b'\1') * m2.n
+    for s, l in dmg:
+        kvalid[s:s + l] = bytes(l)
+    false_clean = [b for b in range(m2.n) if kvalid[b] and not m2.valid[b]]
+    check(not false_clean, 'after the crash: every valid block is valid in the model (never falsely clean)',
+          'blocks %s' % false_clean[:10])
+    lost = [b for b in range(m1.n) if m1.valid[b] and b not in touched and not kvalid[b]]
+    check(not lost, 'after the crash: flushed writes not touched since are all valid',
+          'blocks %s' % lost[:10])
+    rd = Reader(a.dev)
+    bad = []
+    nval = 0
+    for b in range(m2.n):
+        if not kvalid[b]:
+            continue
+        nval += 1
+        e, data = rd.read(b, 1)
+        if e:
+            bad.append('block %d valid but read failed (%d)' % (b, e))
+        elif data != block_pattern(m2.content[b], b):
+            bad.append('block %d valid but holds other data' % b)
+    rd.close()
+    unflushed_kept = sum(1 for b in touched if kvalid[b])
+    diag('after the crash: %d valid blocks (model at flush %d, at crash %d), %d blocks touched after the flush are valid'
+         % (nval, m1.valid_blocks(), m2.valid_blocks(), unflushed_kept))
+    check(not bad, 'after the crash: every valid block holds its last write (%d blocks)' % nval,
+          '; '.join(bad[:5]))
+
+
 def cmd_selftest(a):
     """Hand-checked cases of the rule (runs on the host too)."""
     m = CaveatModel(100, 10, 3, 10)
@@ -634,10 +709,22 @@ def main():
     e = sub.add_parser('ext4check')
     e.add_argument('--dm', required=True)
     e.add_argument('--manifest', required=True)
+    for name in ('crash1', 'crash2'):
+        c = sub.add_parser(name)
+        c.add_argument('--dev', required=True)
+        c.add_argument('--dm', required=True)
+        c.add_argument('--state', required=True)
+        c.add_argument('--blocks', type=int, default=0)
+        c.add_argument('--did', type=int, default=0)
+        c.add_argument('--dnor', type=int, default=0)
+        c.add_argument('--unshingled', type=int, default=0)
+        c.add_argument('--seed', type=int, default=1)
+        c.add_argument('--writes', type=int, default=100)
     sub.add_parser('selftest')
     a = p.parse_args()
     {'random': cmd_random, 'verify': cmd_verify, 'writers': cmd_writers,
-     'ext4check': cmd_ext4check, 'selftest': cmd_selftest}[a.cmd](a)
+     'ext4check': cmd_ext4check, 'crash1': cmd_crash1, 'crash2': cmd_crash2,
+     'selftest': cmd_selftest}[a.cmd](a)
 
 
 if __name__ == '__main__':
