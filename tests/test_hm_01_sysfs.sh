@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 900
+# TIMEOUT: 450
 #
 # Host-managed dm-smr: what the device publishes. sysfs queue limits
 # (zoned model, zone size and count, open/active limits, which the 6.1 dm

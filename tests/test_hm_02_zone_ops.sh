@@ -180,7 +180,7 @@ assert_eq "report: of; zone_info; status offline" "of seq ol 2048 2048 1" \
 out=$(hm_read "$A" $Z 8 2>&1 > /dev/null); rc=$?
 assert_errno "offline zone: read fails with EIO" "$EIO" "$out" $rc
 assert_write_fails "offline zone: write fails" "$A" $((Z + 2048)) 8 "$EIO"
-for op in open finish reset; do
+for op in open close finish reset; do
 	assert_zop_fails "offline zone: $op fails" "$A" $op $Z "$EIO"
 done
 out=$(hm_msg "$A" zone_cond $Z empty); rc=$?

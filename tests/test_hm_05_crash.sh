@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # BOOTS: 2
-# TIMEOUT: 900
+# TIMEOUT: 600
 #
 # Host-managed dm-smr: crash consistency (docs/dm-smr.rst "Durability").
 #

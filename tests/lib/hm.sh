@@ -53,9 +53,6 @@ hm_create() {
 	dm_create "$name" "$(hm_table "$@")"
 }
 
-# hm_name DEV: the dm name of /dev/mapper/NAME (or NAME).
-hm_name() { echo "${1#/dev/mapper/}"; }
-
 # hm_sysfs DEV ATTR: /sys/block/dm-N/queue/ATTR of dm device DEV.
 hm_sysfs() {
 	local n=${1#/dev/mapper/} d dn v
