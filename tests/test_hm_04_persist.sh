@@ -195,5 +195,38 @@ assert_errno "both copies torn: the table is refused" "failed" "$out" $rc
 	not_ok "... and the kernel log names the block" "$log"
 hm_dm_exists "$name" && dm_remove "$name"
 
+# ---- a zone table of many blocks -------------------------------------------
+# 10240 zones of 4 KiB: 21 table blocks (508 zones each), more than one
+# commit batch (16 blocks) and one load batch (8 blocks), and a short
+# last block (80 zones). Zone management of thousands of zones at once
+# dirties them all.
+MNZ=10240
+mname=t_${TID}_many
+M=/dev/mapper/$mname
+mback=$(new_backing 48) || bail "no backing device"
+hm_create "$mname" $((MNZ * 8)) "$mback" 8 format || bail "cannot create the many-zone device"
+out=$(hm_zop "$M" finish 0 $MNZ); rc=$?
+assert_eq "finish all $MNZ zones" "0" "$rc${out:+ $out}"
+out=$(hm_zop "$M" reset 0 5000); rc=$?
+assert_eq "reset zones 0-4999" "0" "$rc${out:+ $out}"
+hm_put mz "$M" $((4999 * 8)) 8 "fill zone 4999 with one 4 KiB write"
+hm_flush "$M"
+assert_eq "status: full zones" 5241 "$(hm_stat "$M" full)"
+for round in "remove/create" "a second remove/create"; do
+	check "remove ($round)" dm_remove "$mname"
+	check "create again ($round)" hm_create "$mname" $((MNZ * 8)) "$mback" 8
+	assert_eq "after $round: full zones" 5241 "$(hm_stat "$M" full)"
+	assert_eq "after $round: zones at table block edges (507 508 4999 5000 5079 5080 10160 10239)" \
+		"em 0 em 0 fu 8 fu 8 fu 8 fu 8 fu 8 fu 8" \
+		"$(hm_cw "$M" $((507 * 8)) $((508 * 8)) $((4999 * 8)) $((5000 * 8)) \
+			$((5079 * 8)) $((5080 * 8)) $((10160 * 8)) $((10239 * 8)))"
+	hm_assert_read "after $round: zone 4999 data" "$M" $((4999 * 8)) "$mz"
+	n=$(blkzone report "$M" | grep -c 'zcond: *1(em)')
+	assert_eq "after $round: empty zones in the report" 4999 "$n"
+	# Change a zone in the last, short table block before the next round.
+	hm_zop "$M" reset $((10239 * 8)) > /dev/null
+	hm_zop "$M" finish $((10239 * 8)) > /dev/null
+done
+
 dmesg_check "no kernel warnings"
 _show_result
