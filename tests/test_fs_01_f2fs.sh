@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 300
+# TIMEOUT: 240
 #
 # f2fs on a host-managed dm-smr device, end to end: mkfs.f2fs -m, mount,
 # fio with crc32c verify on files, umount, fsck.f2fs; then the device is
@@ -108,14 +108,14 @@ check "mount f2fs" mount -t f2fs "$dev" "$T_MNT" || bail "mount failed"
 
 # ---- write and verify -------------------------------------------------------
 
-# 32 MiB of 4 KiB random writes over 4 files (f2fs turns them into
+# 16 MiB of 8 KiB random writes over 4 files (f2fs turns them into
 # appends) and a 16 MiB sequential file with O_DIRECT (f2fs falls back to
 # buffered I/O in LFS mode), each read back and checked by fio.
 mkdir -p "$T_MNT/fio"
 fio_log=$T_WORK/fio-f2fs.log
 (cd "$T_WORK" && fio --directory="$T_MNT/fio" --ioengine=psync \
 	--verify=crc32c --do_verify=1 --end_fsync=1 --group_reporting \
-	--name=rand --rw=randwrite --bs=4k --nrfiles=4 --filesize=8M --size=32M \
+	--name=rand --rw=randwrite --bs=8k --nrfiles=4 --filesize=4M --size=16M \
 	--name=seq --rw=write --bs=1M --size=16M --direct=1) > "$fio_log" 2>&1
 rc=$?
 if [ $rc = 0 ]; then ok "fio randwrite+write with crc32c verify on f2fs"
