@@ -33,7 +33,7 @@ const char *smr_cond_name(u8 cond)
 	case BLK_ZONE_COND_CLOSED:	return "cl";
 	case BLK_ZONE_COND_FULL:	return "fu";
 	case BLK_ZONE_COND_READONLY:	return "ro";
-	case BLK_ZONE_COND_OFFLINE:	return "ol";
+	case BLK_ZONE_COND_OFFLINE:	return "of";
 	default:			return "??";
 	}
 }
@@ -309,11 +309,18 @@ static void smr_write_endio(struct bio *bbio)
 		 * failed write started: the host sees the zone as it was.
 		 */
 		if (z->wp == io->end) {
-			if (z->cond == BLK_ZONE_COND_FULL)
-				smr_cond_enter(sc, z, io->start ?
+			z->wp = io->start;
+			/*
+			 * A zone the write filled, or that the write opened
+			 * implicitly (and may since have been closed), goes
+			 * back to what its write pointer says it is.
+			 */
+			if (z->cond == BLK_ZONE_COND_FULL ||
+			    (!z->wp && (z->cond == BLK_ZONE_COND_IMP_OPEN ||
+					z->cond == BLK_ZONE_COND_CLOSED)))
+				smr_cond_enter(sc, z, z->wp ?
 					       BLK_ZONE_COND_CLOSED :
 					       BLK_ZONE_COND_EMPTY);
-			z->wp = io->start;
 		}
 		sc->stats.errors++;
 	} else {
@@ -531,8 +538,12 @@ int smr_hm_map(struct smr_target *sc, struct bio *bio)
 		return DM_MAPIO_REMAPPED;
 	}
 	/* Crossing into the next zone is a write boundary violation. */
-	if (off + nr > sc->zone_sectors)
+	if (off + nr > sc->zone_sectors) {
+		spin_lock_irq(&sc->lock);
+		sc->stats.wp_errors++;
+		spin_unlock_irq(&sc->lock);
 		goto kill;
+	}
 	return smr_hm_write_seq(sc, bio, zno, off, nr);
 
 kill:

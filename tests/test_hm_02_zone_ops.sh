@@ -174,8 +174,8 @@ Z=$(zs 14)
 hm_put o1 "$A" $Z 2048
 out=$(hm_msg "$A" zone_cond $Z offline); rc=$?
 assert_eq "zone_cond offline accepted" "0" "$rc${out:+ $out}"
-# blkzone abbreviates offline "of"; zone_info says "ol" (docs/dm-smr.rst).
-assert_eq "report: of; zone_info; status offline" "of seq ol 2048 2048 1" \
+# zone_info uses the abbreviations blkzone prints (docs/dm-smr.rst).
+assert_eq "report: of; zone_info; status offline" "of seq of 2048 2048 1" \
 	"$(hm_cond "$A" $Z) $(hm_zinfo "$A" $Z) $(hm_stat "$A" offline)"
 out=$(hm_read "$A" $Z 8 2>&1 > /dev/null); rc=$?
 assert_errno "offline zone: read fails with EIO" "$EIO" "$out" $rc
@@ -224,12 +224,13 @@ nd=t_${TID}_d
 D=/dev/mapper/$nd
 hm_create "$nd" $((4 * ZS)) "$backd" $ZS || bail "cannot create device D"
 hm_put dfill "$D" 0 $((ZS - 8)) "fill zone 0 up to 4 KiB below its end"
-err=$(hm_stat "$D" errors)
+err=$(hm_stat "$D" errors) wpe=$(hm_stat "$D" wp_errors)
 assert_write_fails "a write crossing into the next zone fails with EIO" "$D" $((ZS - 8)) 16 \
 	"$EIO" "oi $((ZS - 8))"
 err2=$(hm_stat "$D" errors)
 if [ "$err2" -gt "$err" ]; then ok "the target counted the crossing write in errors"
 else not_ok "the target counted the crossing write in errors" "$(hm_stats "$D")"; fi
+assert_eq "and in wp_errors (docs: across the zone end)" $((wpe + 1)) "$(hm_stat "$D" wp_errors)"
 assert_cw "the next zone is untouched" "$D" $ZS "em 0"
 hm_assert_zero "nothing was written past the old wp" "$D" $((ZS - 8)) 16
 hm_put dlast "$D" $((ZS - 8)) 8 "the last 4 KiB of the zone"
