@@ -151,6 +151,18 @@ assert_eq "64 KiB write made block 0 valid" "valid" "$(cv_msg cv02b query 0)"
 assert_eq "modsense of the 64 KiB device" \
 	"capacity 256 block_size 65536 did 4 dnor 1 unshingled 0" "$(cv_msg cv02b modsense)"
 
+# 512-byte blocks: DID and DNOR count sectors; sub-page writes work.
+check "remove the 64 KiB device" dm_remove cv02b
+check "512-byte blocks" dm_create cv02d "0 $((16 * 2048)) caveat $backing2 16 6 3 block_size 512 format"
+assert_eq "512-byte blocks: logical block size" 512 "$(blockdev --getss /dev/mapper/cv02d)"
+check "a 512-byte write at sector 3" dd if=/dev/urandom of=/dev/mapper/cv02d bs=512 seek=3 \
+	count=1 oflag=direct status=none
+assert_eq "512-byte blocks: dump" "0+3 4+32764" "$(cv_msg cv02d dump)"
+check "a 512-byte read of the written sector" dd if=/dev/mapper/cv02d of=/dev/null bs=512 \
+	skip=3 count=1 iflag=direct status=none
+check_fail "a 512-byte read of the next sector" dd if=/dev/mapper/cv02d of=/dev/null bs=512 \
+	skip=4 count=1 iflag=direct status=none
+
 # A dump longer than dmsetup's buffer ends in "truncated next=<block>"
 # and can be continued from there: DID 1 and every other block written
 # gives 8192 one-block extents (about 60 KiB of text).
