@@ -1,0 +1,338 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench/hm-bench.sh - dm-smr host-managed against dm-linear, and the
+# huge-device figures. Runs as root where the dm-smr module can be loaded
+# (the VM that bench/run-hm boots); prints figures, passes or fails
+# nothing on speed. Exits non-zero only if it could not measure.
+#
+# usage: bench/hm-bench.sh [--disk DEV] [--big DEV] [--runtime S]
+#                          [--region-mb N] [--rounds N] [--no-big]
+#                          [--out FILE]
+#
+#   --disk DEV      scratch disk for the throughput runs (/dev/vda); its
+#                   first region is overwritten
+#   --big DEV       huge (sparse) disk for the 10 TiB device (/dev/vdb);
+#                   its start is overwritten
+#   --runtime S     seconds per fio run (10)
+#   --region-mb N   backing region for the throughput runs (2048)
+#   --rounds N      pairs of runs per workload (2: linear, smr, smr,
+#                   linear, ... so that drift in a shared host's speed
+#                   hits both alike); the figure is the mean
+#   --big-tib N     size of the huge device in TiB (10)
+#   --reps N        creates timed per figure of the huge device (5)
+#   --no-big        skip the huge-device part
+#   --no-throughput skip the linear/smr comparison
+#   --out FILE      also write the report to FILE
+#
+# Throughput: one backing region of DISK, filled once. dm-linear maps the
+# part of it that dm-smr uses for zone data (dm-smr keeps its metadata in
+# the first MiB), so both read and write the very same sectors. fio,
+# direct=1, libaio, time_based:
+#   seq write 1 MiB, queue depth 1 and 4 (smr: zonemode=zbd; the dm core
+#                    lets one write per zone be in flight, so depth 4
+#                    shows what that serialisation costs)
+#   seq read 1 MiB, queue depth 4
+#   random read 4 KiB, queue depth 16
+# Before the reads every zone of the smr device is reset and written full
+# (a read past a zone's written data returns zeros without I/O, which
+# would flatter the target).
+#
+# Huge device: a 10 TiB smr device with 256 MiB zones (40960) on BIG,
+# created with "format", then removed and created again without it (the
+# load path): each "dmsetup create" timed as one command (what a user
+# waits for, udev included) and in its steps (load = the constructor,
+# resume = the dm core's zone checks); memory per zone from the status
+# line's mem_bytes, with the kernel's Slab growth around the create as a
+# cross-check; dm-linear over the same 10 TiB as the baseline of what
+# dmsetup and udev cost for any device in this VM.
+
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DISK=/dev/vda
+BIG=/dev/vdb
+RUNTIME=10
+REGION_MB=2048
+ROUNDS=2
+BIG_TIB=10
+REPS=5
+DO_BIG=1
+DO_TP=1
+OUT=
+ZS_BENCH=524288			# 256 MiB zones, as HM-SMR drives have
+ZS_BIG=524288
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--disk) DISK=$2; shift 2 ;;
+	--big) BIG=$2; shift 2 ;;
+	--runtime) RUNTIME=$2; shift 2 ;;
+	--region-mb) REGION_MB=$2; shift 2 ;;
+	--rounds) ROUNDS=$2; shift 2 ;;
+	--big-tib) BIG_TIB=$2; shift 2 ;;
+	--reps) REPS=$2; shift 2 ;;
+	--no-big) DO_BIG=0; shift ;;
+	--no-throughput) DO_TP=0; shift ;;
+	--out) OUT=$2; shift 2 ;;
+	-h|--help) sed -n '4,46s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "hm-bench: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+WORK=$(mktemp -d /tmp/hm-bench.XXXXXX)
+REPORT=$WORK/report
+: > "$REPORT"
+LIN=hmb_linear
+SMR=hmb_smr
+BIGN=hmb_big
+
+# say: a line of the report (also on stdout).
+say() { printf '%s\n' "$*" | tee -a "$REPORT"; }
+log() { printf '# %s\n' "$*"; }
+die() { echo "hm-bench: $*" >&2; cleanup; exit 1; }
+
+cleanup() {
+	local d
+	for d in $BIGN $SMR $LIN; do
+		dmsetup info "$d" > /dev/null 2>&1 && dmsetup remove --retry "$d" > /dev/null 2>&1
+	done
+	[ -n "$OUT" ] && cp "$REPORT" "$OUT"
+}
+trap cleanup EXIT
+
+for c in fio dmsetup blkzone jq awk; do
+	command -v $c > /dev/null || die "$c is not installed"
+done
+[ -b "$DISK" ] || die "no scratch disk $DISK"
+
+# The module: loaded already (vm-run's suite does it), else from the tree.
+modprobe dm-mod 2> /dev/null
+if ! dmsetup targets | grep -q '^smr '; then
+	insmod "$ROOT/dm-smr/dm-smr.ko" || die "cannot load $ROOT/dm-smr/dm-smr.ko"
+fi
+
+# now_ns, and secs FROM_NS: seconds since FROM_NS, 3 decimals.
+now_ns() { date +%s%N; }
+secs() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+
+# st NAME FIELD: a status field of an smr device (docs/dm-smr.rst).
+st() {
+	dmsetup status "$1" | awk -v f="$2" '
+		BEGIN { n = split("nr_zones conv_zones imp_open exp_open closed full readonly offline writes write_sectors reads read_sectors resets finishes opens closes imp_closes wp_errors errors commits mem_bytes", a, " ") }
+		$4 == "host-managed" { for (i = 1; i <= n; i++) if (a[i] == f) { print $(4 + i); exit } }'
+}
+
+# fio_run DEV KIND EXTRA...: one time_based fio run; prints "MiB/s" for
+# bandwidth runs or "IOPS" for KIND=iops.
+fio_run() {
+	local dev=$1 kind=$2 json=$WORK/fio.json; shift 2
+	fio --name=bench --filename="$dev" --ioengine=libaio --direct=1 \
+		--time_based --runtime="$RUNTIME" --ramp_time=1 \
+		--output-format=json --output="$json" "$@" > "$WORK/fio.err" 2>&1 ||
+		{ cat "$WORK/fio.err" "$json" >&2; die "fio failed on $dev: $*"; }
+	sed -n '/^{/,$p' "$json" | jq -r --arg k "$kind" '.jobs[0] |
+		(if .write.io_bytes > 0 then .write else .read end) as $d |
+		if $k == "iops" then $d.iops else $d.bw_bytes / 1048576 end'
+}
+
+mean() { awk '{ s += $1; n++ } END { printf "%.1f", n ? s / n : 0 }'; }
+
+# ------------------------------------------------------ throughput ---
+
+run_throughput() {
+	local md=2048 len ver
+	local -a names kinds lin_args smr_args
+
+	# dm-smr keeps its metadata first: 1 MiB for up to 64516 zones
+	# (docs/dm-smr.rst, Backing device size). The region is that plus
+	# the zones.
+	len=$(( REGION_MB * 2048 / ZS_BENCH * ZS_BENCH ))
+	[ $len -gt 0 ] || die "region of $REGION_MB MiB is smaller than a zone"
+	[ $(( (md + len) * 512 )) -le "$(blockdev --getsize64 "$DISK")" ] ||
+		die "$DISK is smaller than $REGION_MB MiB + 1 MiB"
+
+	dmsetup create $SMR --table "0 $len smr $DISK host-managed $ZS_BENCH 1 format" ||
+		die "cannot create the smr device"
+	dmsetup create $LIN --table "0 $len linear $DISK $md" ||
+		die "cannot create the linear device"
+	udevadm settle 2> /dev/null
+
+	ver=$(fio --version)
+	say "dm-smr host-managed vs dm-linear on the same backing sectors"
+	say "  backing: $DISK sectors $md..$((md + len)) ($((len / 2048)) MiB), zones of $((ZS_BENCH / 2048)) MiB ($((len / ZS_BENCH)) zones)"
+	say "  $ver, direct=1, libaio, ${RUNTIME} s per run (1 s ramp), $ROUNDS round(s) of linear/smr in alternating order"
+	say "  kernel $(uname -r), $(nproc) cpus; $(date -u '+%Y-%m-%d %H:%M UTC')"
+
+	log "filling the backing region once (both devices then overwrite, never allocate)"
+	dd if=/dev/zero of=/dev/mapper/$LIN bs=1M count=$((len / 2048)) oflag=direct status=none ||
+		die "fill failed"
+
+	names=("seq write 1M qd1" "seq write 1M qd4" "seq read 1M qd4" "rand read 4K qd16")
+	kinds=(bw bw bw iops)
+	lin_args=("--rw=write --bs=1M --iodepth=1"
+		  "--rw=write --bs=1M --iodepth=4"
+		  "--rw=read --bs=1M --iodepth=4"
+		  "--rw=randread --bs=4k --iodepth=16")
+	smr_args=("--rw=write --bs=1M --iodepth=1 --zonemode=zbd"
+		  "--rw=write --bs=1M --iodepth=4 --zonemode=zbd"
+		  "--rw=read --bs=1M --iodepth=4"
+		  "--rw=randread --bs=4k --iodepth=16")
+
+	local i r l s lv sv
+	for i in 0 1 2 3; do
+		if [ $i = 2 ]; then
+			# Reads: every smr zone full of data, as linear's region is.
+			log "resetting and filling every smr zone before the reads"
+			blkzone reset /dev/mapper/$SMR || die "zone reset failed"
+			dd if=/dev/zero of=/dev/mapper/$SMR bs=1M count=$((len / 2048)) \
+				oflag=direct status=none ||
+				die "filling the smr zones failed"
+			[ "$(st $SMR full)" = $((len / ZS_BENCH)) ] ||
+				die "smr zones not all full: $(dmsetup status $SMR)"
+		fi
+		: > "$WORK/l"; : > "$WORK/s"
+		for ((r = 0; r < ROUNDS; r++)); do
+			# ABBA: linear first in even rounds, smr first in odd ones.
+			if [ $((r % 2)) = 0 ]; then
+				l=$(fio_run /dev/mapper/$LIN ${kinds[i]} ${lin_args[i]})
+				s=$(fio_run /dev/mapper/$SMR ${kinds[i]} ${smr_args[i]})
+			else
+				s=$(fio_run /dev/mapper/$SMR ${kinds[i]} ${smr_args[i]})
+				l=$(fio_run /dev/mapper/$LIN ${kinds[i]} ${lin_args[i]})
+			fi
+			log "${names[i]} round $((r + 1)): linear $l, smr $s"
+			echo "$l" >> "$WORK/l"; echo "$s" >> "$WORK/s"
+		done
+		lv=$(mean < "$WORK/l"); sv=$(mean < "$WORK/s")
+		ROWS+=("$(awk -v n="${names[i]}" -v k="${kinds[i]}" -v l="$lv" -v s="$sv" 'BEGIN {
+			u = "MiB/s"; if (k == "iops") u = "IOPS"
+			q = 0; if (l > 0) q = s / l
+			m = ""; if (q < 0.95) m = "  (below 0.95)"
+			printf "  %-20s %12.1f %12.1f  %-6s %6.3f%s", n, l, s, u, q, m }')")
+	done
+
+	say ""
+	say "  workload               dm-linear       dm-smr  unit   smr/linear (target >= 0.95)"
+	for r in "${ROWS[@]}"; do say "$r"; done
+	say "  smr status after: wp_errors $(st $SMR wp_errors), errors $(st $SMR errors), resets $(st $SMR resets)"
+	dmsetup remove $SMR; dmsetup remove $LIN
+}
+
+# ----------------------------------------------------- huge device ---
+
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+
+run_big() {
+	local len zones need size mem s0 v0 f0 s1 v1 f1 dev fmt load lin
+	[ -b "$BIG" ] || { say "huge device: no $BIG, skipped"; return; }
+	len=$((BIG_TIB * 2048 * 1024 * 1024))
+	zones=$((len / ZS_BIG))
+	need=$((len + 2048))
+	size=$(blockdev --getsz "$BIG")
+	if [ "$size" -lt $need ]; then
+		# vm-run makes a smaller disk if the host cannot hold 11 TiB.
+		BIG_TIB=$(( (size - 2048) / (2048 * 1024 * 1024) ))
+		[ $BIG_TIB -gt 0 ] || { say "huge device: $BIG is under 1 TiB: skipped"; return; }
+		say "huge device: $BIG has only $size sectors: $BIG_TIB TiB instead"
+		len=$((BIG_TIB * 2048 * 1024 * 1024))
+		zones=$((len / ZS_BIG))
+	fi
+	say ""
+	say "huge device: $BIG_TIB TiB, $((ZS_BIG / 2048)) MiB zones ($zones zones) on $BIG ($((size / 2048 / 1024 / 1024)) TiB, sparse)"
+	say "  (target: dmsetup create < 2 s, memory <= 64 bytes per zone)"
+
+	fmt="0 $len smr $BIG host-managed $ZS_BIG 1 format"
+	load="0 $len smr $BIG host-managed $ZS_BIG"
+	lin="0 $len linear $BIG 2048"
+	dev=/dev/mapper/$BIGN
+	dmsetup version > /dev/null
+
+	# Memory, on one create with format.
+	s0=$(meminfo Slab); v0=$(meminfo VmallocUsed); f0=$(meminfo MemFree)
+	dmsetup create $BIGN --table "$fmt" || die "cannot create the $BIG_TIB TiB device"
+	s1=$(meminfo Slab); v1=$(meminfo VmallocUsed); f1=$(meminfo MemFree)
+	udevadm settle 2> /dev/null
+	mem=$(st $BIGN mem_bytes)
+	say "  nr_zones $(st $BIGN nr_zones), sysfs nr_zones $(cat /sys/block/$(basename "$(readlink -f $dev)")/queue/nr_zones)"
+	say "$(awk -v m="$mem" -v z="$zones" -v s="$((s1 - s0))" 'BEGIN {
+		printf "  mem_bytes %d = %.1f bytes per zone; Slab grew %d KiB = %.1f bytes per zone", m, m / z, s, s * 1024 / z }')"
+	say "  (whole-system deltas around the create: VmallocUsed $((v1 - v0)) KiB, MemFree $((f0 - f1)) KiB)"
+	dmsetup remove --retry $BIGN || die "cannot remove the huge device"
+
+	say "  times in s over $REPS creates each, min / median / max (a shared host is noisy: min is the cost)"
+	# What a user waits for: one "dmsetup create" (udev included). The
+	# page cache is left alone: the target reads its metadata with its
+	# own bios; dropping caches would only time reloading dmsetup and
+	# udev's files over 9p.
+	timed_reps "dmsetup create, format" create "$fmt" || die "create with format failed"
+	timed_reps "  load (constructor)" load "$fmt" || die "create with format failed"
+	timed_reps "  resume" resume "$fmt" || die "create with format failed"
+
+	# Write at both ends of the device so that the load has a zone
+	# table with something in it to read.
+	dmsetup create $BIGN --table "$fmt" || die "cannot create the huge device"
+	dd if=/dev/zero of=$dev bs=1M count=4 oflag=direct status=none
+	dd if=/dev/zero of=$dev bs=1M count=4 seek=$(( (zones - 1) * (ZS_BIG / 2048) )) \
+		oflag=direct status=none
+	udevadm settle 2> /dev/null
+	dmsetup remove --retry $BIGN || die "cannot remove the huge device"
+
+	timed_reps "dmsetup create, load (no format)" create "$load" || die "create without format failed"
+	timed_reps "  load (constructor)" load "$load" || die "create without format failed"
+	timed_reps "  resume" resume "$load" || die "create without format failed"
+	timed_reps "dmsetup remove" remove "$load" || die "remove failed"
+	dmsetup create $BIGN --table "$load" || die "cannot re-create the huge device"
+	say "  after the loads: $(st $BIGN closed) closed zone(s), $(st $BIGN full) full (2 were written: want 2 closed)"
+	udevadm settle 2> /dev/null
+	dmsetup remove --retry $BIGN
+
+	# What dmsetup and udev cost for any 10 TiB device here.
+	timed_reps "baseline: dmsetup create, dm-linear" create "$lin" || return
+	timed_reps "baseline: dmsetup remove, dm-linear" remove "$lin" || return
+}
+
+# timed_reps DESC WHAT TABLE: REPS times, create the huge device with
+# TABLE and remove it, timing WHAT: "create" (one dmsetup create, which
+# waits for udev), "load" (dmsetup load of a device created without a
+# table: the target's constructor), "resume" (the dm core reads the
+# zone report, every zone, and sets up its zone append emulation;
+# without the wait for udev) or "remove". One report line.
+timed_reps() {
+	local desc=$1 what=$2 table=$3 i t0 t times=()
+	for ((i = 0; i < REPS; i++)); do
+		case $what in
+		create)
+			t0=$(now_ns)
+			dmsetup create $BIGN --table "$table" || return
+			t=$(secs "$t0")
+			;;
+		load|resume)
+			dmsetup create $BIGN --notable || return
+			t0=$(now_ns)
+			dmsetup load $BIGN --table "$table" || return
+			t=$(secs "$t0")
+			t0=$(now_ns)
+			dmsetup resume --noudevsync $BIGN || return
+			[ $what = resume ] && t=$(secs "$t0")
+			;;
+		remove)
+			dmsetup create $BIGN --table "$table" || return
+			;;
+		esac
+		udevadm settle 2> /dev/null
+		t0=$(now_ns)
+		dmsetup remove --retry $BIGN || return
+		[ $what = remove ] && t=$(secs "$t0")
+		times+=("$t")
+	done
+	say "$(printf '%s\n' "${times[@]}" | sort -n | awk -v d="$desc" '
+		{ v[NR] = $1 }
+		END { printf "  %-38s %6.3f / %6.3f / %6.3f", d ":", v[1], v[int((NR + 1) / 2)], v[NR] }')"
+}
+
+ROWS=()
+[ $DO_TP = 1 ] && run_throughput
+[ $DO_BIG = 1 ] && run_big
+say ""
+log "report in $REPORT${OUT:+ and $OUT}"
