@@ -16,9 +16,13 @@
 #                   its start is overwritten
 #   --runtime S     seconds per fio run (10)
 #   --region-mb N   backing region for the throughput runs (2048)
-#   --rounds N      pairs of runs per workload (2: linear, smr, smr,
-#                   linear, ... so that drift in a shared host's speed
-#                   hits both alike); the figure is the mean
+#   --rounds N      pairs of runs per workload, even (4: linear, smr,
+#                   smr, linear, ... so that drift in a shared host's
+#                   speed, and whichever device runs first after the
+#                   other, hit both alike: the first run after a switch
+#                   is often slower here); figures are medians, the
+#                   ratio is the median of the rounds' ratios, with its
+#                   range
 #   --big-tib N     size of the huge device in TiB (10)
 #   --reps N        creates timed per figure of the huge device (5)
 #   --no-big        skip the huge-device part
@@ -31,7 +35,9 @@
 # direct=1, libaio, time_based:
 #   seq write 1 MiB, queue depth 1 and 4 (smr: zonemode=zbd; the dm core
 #                    lets one write per zone be in flight, so depth 4
-#                    shows what that serialisation costs)
+#                    shows what that serialisation costs), and 4 writers
+#                    at depth 1, each on its own quarter of the device
+#                    (4 zones written at once: depth 4 the zoned way)
 #   seq read 1 MiB, queue depth 4
 #   random read 4 KiB, queue depth 16
 # Before the reads every zone of the smr device is reset and written full
@@ -54,7 +60,7 @@ DISK=/dev/vda
 BIG=/dev/vdb
 RUNTIME=10
 REGION_MB=2048
-ROUNDS=2
+ROUNDS=4
 BIG_TIB=10
 REPS=5
 DO_BIG=1
@@ -75,10 +81,14 @@ while [ $# -gt 0 ]; do
 	--no-big) DO_BIG=0; shift ;;
 	--no-throughput) DO_TP=0; shift ;;
 	--out) OUT=$2; shift 2 ;;
-	-h|--help) sed -n '4,46s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,49s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "hm-bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
+
+# An odd count would put one device after the other once more.
+[ "$ROUNDS" -ge 1 ] 2> /dev/null || { echo "hm-bench: --rounds needs a number" >&2; exit 2; }
+ROUNDS=$(( (ROUNDS + 1) / 2 * 2 ))
 
 WORK=$(mktemp -d /tmp/hm-bench.XXXXXX)
 REPORT=$WORK/report
@@ -136,7 +146,6 @@ fio_run() {
 		if $k == "iops" then $d.iops else $d.bw_bytes / 1048576 end'
 }
 
-mean() { awk '{ s += $1; n++ } END { printf "%.1f", n ? s / n : 0 }'; }
 
 # ------------------------------------------------------ throughput ---
 
@@ -168,20 +177,25 @@ run_throughput() {
 	dd if=/dev/zero of=/dev/mapper/$LIN bs=1M count=$((len / 2048)) oflag=direct status=none ||
 		die "fill failed"
 
-	names=("seq write 1M qd1" "seq write 1M qd4" "seq read 1M qd4" "rand read 4K qd16")
-	kinds=(bw bw bw iops)
+	# 4 writers, each over its own quarter of the device (whole zones).
+	q4="--numjobs=4 --size=$((len / 4 / 2048))M --offset_increment=$((len / 4 / 2048))M --group_reporting"
+	names=("seq write 1M qd1" "seq write 1M qd4" "seq write 1M 4 jobs"
+	       "seq read 1M qd4" "rand read 4K qd16")
+	kinds=(bw bw bw bw iops)
 	lin_args=("--rw=write --bs=1M --iodepth=1"
 		  "--rw=write --bs=1M --iodepth=4"
+		  "--rw=write --bs=1M --iodepth=1 $q4"
 		  "--rw=read --bs=1M --iodepth=4"
 		  "--rw=randread --bs=4k --iodepth=16")
 	smr_args=("--rw=write --bs=1M --iodepth=1 --zonemode=zbd"
 		  "--rw=write --bs=1M --iodepth=4 --zonemode=zbd"
+		  "--rw=write --bs=1M --iodepth=1 --zonemode=zbd $q4"
 		  "--rw=read --bs=1M --iodepth=4"
 		  "--rw=randread --bs=4k --iodepth=16")
 
-	local i r l s lv sv
-	for i in 0 1 2 3; do
-		if [ $i = 2 ]; then
+	local i r l s
+	for i in 0 1 2 3 4; do
+		if [ $i = 3 ]; then
 			# Reads: every smr zone full of data, as linear's region is.
 			log "resetting and filling every smr zone before the reads"
 			blkzone reset /dev/mapper/$SMR || die "zone reset failed"
@@ -204,16 +218,26 @@ run_throughput() {
 			log "${names[i]} round $((r + 1)): linear $l, smr $s"
 			echo "$l" >> "$WORK/l"; echo "$s" >> "$WORK/s"
 		done
-		lv=$(mean < "$WORK/l"); sv=$(mean < "$WORK/s")
-		ROWS+=("$(awk -v n="${names[i]}" -v k="${kinds[i]}" -v l="$lv" -v s="$sv" 'BEGIN {
-			u = "MiB/s"; if (k == "iops") u = "IOPS"
-			q = 0; if (l > 0) q = s / l
-			m = ""; if (q < 0.95) m = "  (below 0.95)"
-			printf "  %-20s %12.1f %12.1f  %-6s %6.3f%s", n, l, s, u, q, m }')")
+		ROWS+=("$(paste "$WORK/l" "$WORK/s" | awk -v n="${names[i]}" -v k="${kinds[i]}" '
+			function median(a, m,   i, j, t) {
+				for (i = 2; i <= m; i++)
+					for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+				return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+			}
+			{ l[NR] = $1; s[NR] = $2; q[NR] = $1 > 0 ? $2 / $1 : 0 }
+			END {
+				lo = hi = q[1]
+				for (i = 2; i <= NR; i++) { if (q[i] < lo) lo = q[i]; if (q[i] > hi) hi = q[i] }
+				u = "MiB/s"; if (k == "iops") u = "IOPS"
+				qm = median(q, NR); lm = median(l, NR); sm = median(s, NR)
+				m = ""; if (qm < 0.95) m = "  (below 0.95)"
+				printf "  %-20s %10.1f %10.1f  %-5s  %5.3f  %5.3f-%5.3f%s", n, lm, sm, u, qm, lo, hi, m
+			}')")
 	done
 
 	say ""
-	say "  workload               dm-linear       dm-smr  unit   smr/linear (target >= 0.95)"
+	say "  medians of $ROUNDS round(s); smr/linear is the median of each round's ratio (target >= 0.95)"
+	say "  workload              dm-linear     dm-smr  unit   smr/linear  range"
 	for r in "${ROWS[@]}"; do say "$r"; done
 	say "  smr status after: wp_errors $(st $SMR wp_errors), errors $(st $SMR errors), resets $(st $SMR resets)"
 	dmsetup remove $SMR; dmsetup remove $LIN
