@@ -58,8 +58,8 @@ st() {
 # open and active limits.
 check_counters() {
 	local name=$1 when=$2 open active
-	assert_eq "$when: status has 21 fields after the mode" 22 \
-		"$(dmsetup status "$name" | awk '{ print NF - 3 }')"
+	assert_eq "$when: status has 21 fields after the mode" 21 \
+		"$(dmsetup status "$name" | awk '{ print NF - 4 }')"
 	assert_eq "$when: wp_errors" 0 "$(st "$name" wp_errors)"
 	assert_eq "$when: errors" 0 "$(st "$name" errors)"
 	open=$(( $(st "$name" imp_open) + $(st "$name" exp_open) ))
