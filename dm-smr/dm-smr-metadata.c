@@ -28,11 +28,16 @@ static u32 smr_table_blocks(u32 nr_zones)
 	return DIV_ROUND_UP(nr_zones, (u32)SMR_ZT_PER_BLOCK);
 }
 
-sector_t smr_md_sectors(u32 nr_zones)
+sector_t smr_md_sectors_for(u32 table_blocks)
 {
-	sector_t blocks = 1 + 2 * (sector_t)smr_table_blocks(nr_zones);
+	sector_t blocks = 1 + 2 * (sector_t)table_blocks;
 
 	return round_up(blocks * SMR_BLOCK_SECTORS, SMR_MD_ALIGN_SECTORS);
+}
+
+sector_t smr_md_sectors(u32 nr_zones)
+{
+	return smr_md_sectors_for(smr_table_blocks(nr_zones));
 }
 
 sector_t smr_data_sectors(struct smr_target *sc)
@@ -51,8 +56,10 @@ int smr_md_init(struct smr_target *sc)
 {
 	int i;
 
-	sc->table_blocks = smr_table_blocks(sc->nr_zones);
-	sc->data_start = smr_md_sectors(sc->nr_zones);
+	/* Drive-managed mode sized its table in smr_dm_ctr(). */
+	if (sc->mode == SMR_MODE_HOST_MANAGED)
+		sc->table_blocks = smr_table_blocks(sc->nr_zones);
+	sc->data_start = smr_md_sectors_for(sc->table_blocks);
 	mutex_init(&sc->commit_lock);
 
 	sc->slot_b = bitmap_zalloc(sc->table_blocks, GFP_KERNEL);
@@ -81,7 +88,7 @@ void smr_md_exit(struct smr_target *sc)
 }
 
 /* Synchronous I/O of @nr pages at @sector of the backing device. */
-static int smr_md_rw(struct smr_target *sc, blk_opf_t opf, sector_t sector,
+int smr_md_rw(struct smr_target *sc, blk_opf_t opf, sector_t sector,
 		     struct page **pages, unsigned int nr)
 {
 	struct bio *bio;
@@ -125,9 +132,14 @@ static void smr_build_block(struct smr_target *sc, u32 k, void *buf)
 	struct smr_zt_header *hdr = buf;
 	struct smr_zt_rec *rec = buf + sizeof(*hdr);
 	u32 first = k * SMR_ZT_PER_BLOCK;
-	u32 nr = min_t(u32, SMR_ZT_PER_BLOCK, sc->nr_zones - first);
+	u32 nr;
 	u32 i;
 
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
+		smr_dm_build_block(sc, k, buf);
+		return;
+	}
+	nr = min_t(u32, SMR_ZT_PER_BLOCK, sc->nr_zones - first);
 	memset(buf, 0, SMR_BLOCK_SIZE);
 	hdr->magic = cpu_to_le32(SMR_ZT_MAGIC);
 	hdr->format_id = cpu_to_le64(sc->format_id);
@@ -229,6 +241,7 @@ static void smr_fill_super(struct smr_target *sc, struct smr_super *sb)
 	sb->table_blocks = cpu_to_le32(sc->table_blocks);
 	sb->zones_per_block = cpu_to_le32(SMR_ZT_PER_BLOCK);
 	sb->data_start = cpu_to_le64(sc->data_start);
+	sb->cache_sectors = cpu_to_le64(smr_cache_sectors(sc));
 	sb->magic = cpu_to_le32(SMR_SB_MAGIC);
 	sb->crc = cpu_to_le32(crc32_le(SMR_SB_MAGIC, (void *)sb, sizeof(*sb)));
 }
@@ -248,7 +261,9 @@ static int smr_format(struct smr_target *sc)
 
 	sc->format_id = get_random_u64();
 	sc->md_gen = 0;
-	for (z = 0; z < sc->nr_zones; z++) {
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+		smr_dm_reset(sc);
+	for (z = 0; sc->mode == SMR_MODE_HOST_MANAGED && z < sc->nr_zones; z++) {
 		struct smr_zone *zone = &sc->zones[z];
 
 		memset(zone, 0, sizeof(*zone));
@@ -272,8 +287,9 @@ static bool smr_block_valid(struct smr_target *sc, void *buf, u32 k)
 	struct smr_zt_header *hdr = buf;
 	u32 crc = le32_to_cpu(hdr->crc);
 	u64 gen = le64_to_cpu(hdr->gen);
-	u32 nr = min_t(u32, SMR_ZT_PER_BLOCK,
-		       sc->nr_zones - k * SMR_ZT_PER_BLOCK);
+	u32 nr = sc->mode == SMR_MODE_DRIVE_MANAGED ?
+		smr_dm_block_records(sc, k) :
+		min_t(u32, SMR_ZT_PER_BLOCK, sc->nr_zones - k * SMR_ZT_PER_BLOCK);
 
 	if (le32_to_cpu(hdr->magic) != SMR_ZT_MAGIC ||
 	    le64_to_cpu(hdr->format_id) != sc->format_id ||
@@ -292,6 +308,9 @@ static int smr_load_block(struct smr_target *sc, u32 k, void *buf)
 	u32 first = k * SMR_ZT_PER_BLOCK;
 	u32 nr = le32_to_cpu(((struct smr_zt_header *)buf)->nr);
 	u32 i;
+
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+		return smr_dm_load_block(sc, k, buf);
 
 	for (i = 0; i < nr; i++) {
 		u32 zno = first + i;
@@ -431,16 +450,21 @@ int smr_md_load_or_format(struct smr_target *sc)
 	    le32_to_cpu(sb->nr_conv) != sc->nr_conv ||
 	    le32_to_cpu(sb->table_blocks) != sc->table_blocks ||
 	    le32_to_cpu(sb->zones_per_block) != SMR_ZT_PER_BLOCK ||
-	    le64_to_cpu(sb->data_start) != sc->data_start) {
-		DMERR("on-disk geometry: mode %u, %llu sectors, zone_sectors %llu, zone_capacity %llu, conv_zones %u",
+	    le64_to_cpu(sb->data_start) != sc->data_start ||
+	    le64_to_cpu(sb->cache_sectors) != smr_cache_sectors(sc)) {
+		DMERR("on-disk geometry: mode %u, %llu sectors, zone/band sectors %llu, zone_capacity %llu, conv_zones %u, cache_sectors %llu",
 		      le32_to_cpu(sb->mode), le64_to_cpu(sb->dev_sectors),
 		      le64_to_cpu(sb->zone_sectors),
-		      le64_to_cpu(sb->zone_capacity), le32_to_cpu(sb->nr_conv));
+		      le64_to_cpu(sb->zone_capacity), le32_to_cpu(sb->nr_conv),
+		      le64_to_cpu(sb->cache_sectors));
 		ti->error = "Table geometry differs from the on-disk superblock (see the kernel log); use the matching table or add 'format' (destroys data)";
 		return -EINVAL;
 	}
 	sc->format_id = le64_to_cpu(sb->format_id);
 
+	/* Drive-managed state is loaded (and recovered) in preresume. */
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+		return 0;
 	ret = smr_md_load_table(sc);
 	if (ret)
 		ti->error = "Cannot load the zone table";

@@ -2,9 +2,14 @@
 /*
  * dm-smr: emulated shingled (SMR) disks as a device-mapper target.
  *
- * Table line (all sizes in 512-byte sectors):
+ * Table lines (all sizes in 512-byte sectors):
  *
  *   smr <dev> host-managed <zone_sectors> [<#opt_args> <opt_args>...]
+ *   smr <dev> drive-managed <band_sectors> [<#opt_args> <opt_args>...]
+ *
+ * (drive-managed options: see dm-smr-dm.c)
+ *
+ * host-managed:
  *
  *   optional arguments:
  *     conv_zones <n>          conventional zones at the start (default 0)
@@ -21,6 +26,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-smr.h"
+#include "dm-smr-nl.h"
 
 enum {
 	SMR_OPT_CONV = 1 << 0,
@@ -172,6 +178,7 @@ static int smr_check_geometry(struct smr_target *sc)
 
 static void smr_free(struct smr_target *sc)
 {
+	smr_dm_free(sc);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);
@@ -190,7 +197,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		ti->error = "Usage: <dev> host-managed <zone_sectors> [<#opt_args> <opt_args>...]";
+		ti->error = "Usage: <dev> host-managed <zone_sectors> | drive-managed <band_sectors> [<#opt_args> <opt_args>...]";
 		return -EINVAL;
 	}
 	if (!(dm_table_get_mode(ti->table) & FMODE_WRITE)) {
@@ -222,8 +229,13 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (!strcasecmp(mode, "host-managed")) {
 		sc->mode = SMR_MODE_HOST_MANAGED;
 	} else if (!strcasecmp(mode, "drive-managed")) {
-		ti->error = "Mode drive-managed is not implemented yet";
-		goto bad;
+		sc->mode = SMR_MODE_DRIVE_MANAGED;
+		ret = smr_dm_ctr(sc, &as);
+		if (ret)
+			goto bad;
+		ti->private = sc;
+		smr_nl_register(sc);
+		return 0;
 	} else {
 		ti->error = "Mode must be host-managed or drive-managed";
 		goto bad;
@@ -277,6 +289,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->per_io_data_size = sizeof(struct smr_io);
 	/* Zone append is emulated by the dm core with regular writes. */
 	ti->emulate_zone_append = true;
+	smr_nl_register(sc);
 	return 0;
 
 bad:
@@ -292,13 +305,28 @@ static void smr_dtr(struct dm_target *ti)
 	 * No commit here: a table that was live committed in postsuspend,
 	 * and by now a successor table may own the backing device.
 	 */
+	smr_nl_unregister(sc);
 	flush_workqueue(sc->wq);
 	smr_free(sc);
 }
 
 static int smr_map(struct dm_target *ti, struct bio *bio)
 {
-	return smr_hm_map(ti->private, bio);
+	struct smr_target *sc = ti->private;
+
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+		return smr_dm_map(sc, bio);
+	return smr_hm_map(sc, bio);
+}
+
+static int smr_end_io(struct dm_target *ti, struct bio *bio,
+		      blk_status_t *error)
+{
+	struct smr_target *sc = ti->private;
+
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+		return smr_dm_end_io(sc, bio, error);
+	return DM_ENDIO_DONE;
 }
 
 /*
@@ -311,6 +339,13 @@ static int smr_preresume(struct dm_target *ti)
 	struct smr_target *sc = ti->private;
 	int ret;
 
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
+		ret = smr_dm_preresume(sc);
+		if (ret)
+			DMERR("%s: cannot load the cache state: %d",
+			      dm_table_device_name(ti->table), ret);
+		return ret;
+	}
 	mutex_lock(&sc->commit_lock);
 	ret = smr_md_load_table(sc);
 	if (!ret) {
@@ -329,9 +364,57 @@ static void smr_postsuspend(struct dm_target *ti)
 {
 	struct smr_target *sc = ti->private;
 
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
+		smr_dm_postsuspend(sc);
+		return;
+	}
 	/* No I/O is in flight now: make the zone table durable. */
 	flush_workqueue(sc->wq);
 	smr_md_commit(sc);
+}
+
+static void smr_resume(struct dm_target *ti)
+{
+	struct smr_target *sc = ti->private;
+
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+		smr_dm_resume(sc);
+}
+
+void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s)
+{
+	struct smr_stats st;
+	u32 z;
+
+	memset(s, 0, sizeof(*s));
+	spin_lock_irq(&sc->lock);
+	st = sc->stats;
+	s->imp_open = sc->nr_imp_open;
+	s->exp_open = sc->nr_exp_open;
+	s->closed = sc->nr_closed;
+	spin_unlock_irq(&sc->lock);
+	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
+		u8 c = READ_ONCE(sc->zones[z].cond);
+
+		s->full += c == BLK_ZONE_COND_FULL;
+		s->readonly += c == BLK_ZONE_COND_READONLY;
+		s->offline += c == BLK_ZONE_COND_OFFLINE;
+	}
+	s->nr_zones = sc->nr_zones;
+	s->conv_zones = sc->nr_conv;
+	s->writes = st.writes;
+	s->write_sectors = st.write_sectors;
+	s->reads = st.reads;
+	s->read_sectors = st.read_sectors;
+	s->resets = st.resets;
+	s->finishes = st.finishes;
+	s->opens = st.opens;
+	s->closes = st.closes;
+	s->imp_closes = st.imp_closes;
+	s->wp_errors = st.wp_errors;
+	s->errors = st.errors;
+	s->commits = st.commits;
+	s->mem_bytes = sc->mem_bytes;
 }
 
 /*
@@ -353,33 +436,23 @@ static void smr_status(struct dm_target *ti, status_type_t type,
 		       unsigned int maxlen)
 {
 	struct smr_target *sc = ti->private;
-	struct smr_stats st;
-	u32 full = 0, ro = 0, off = 0, z;
-	u32 imp, exp, closed;
+	struct smr_hm_snap s;
 	unsigned int sz = 0;
 	int nopt;
 
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
+		smr_dm_status(sc, type, result, maxlen);
+		return;
+	}
 	switch (type) {
 	case STATUSTYPE_INFO:
-		spin_lock_irq(&sc->lock);
-		st = sc->stats;
-		imp = sc->nr_imp_open;
-		exp = sc->nr_exp_open;
-		closed = sc->nr_closed;
-		spin_unlock_irq(&sc->lock);
-		for (z = sc->nr_conv; z < sc->nr_zones; z++) {
-			u8 c = READ_ONCE(sc->zones[z].cond);
-
-			full += c == BLK_ZONE_COND_FULL;
-			ro += c == BLK_ZONE_COND_READONLY;
-			off += c == BLK_ZONE_COND_OFFLINE;
-		}
-		DMEMIT("host-managed %u %u %u %u %u %u %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %zu",
-		       sc->nr_zones, sc->nr_conv, imp, exp, closed, full, ro,
-		       off, st.writes, st.write_sectors, st.reads,
-		       st.read_sectors, st.resets, st.finishes, st.opens,
-		       st.closes, st.imp_closes, st.wp_errors, st.errors,
-		       st.commits, sc->mem_bytes);
+		smr_hm_snapshot(sc, &s);
+		DMEMIT("host-managed %u %u %u %u %u %u %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		       s.nr_zones, s.conv_zones, s.imp_open, s.exp_open,
+		       s.closed, s.full, s.readonly, s.offline, s.writes,
+		       s.write_sectors, s.reads, s.read_sectors, s.resets,
+		       s.finishes, s.opens, s.closes, s.imp_closes,
+		       s.wp_errors, s.errors, s.commits, s.mem_bytes);
 		break;
 
 	case STATUSTYPE_TABLE:
@@ -441,6 +514,8 @@ static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 	u32 zno;
 	int ret;
 
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+		return smr_dm_message(sc, argc, argv, result, maxlen);
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
 		spin_lock_irq(&sc->lock);
 		memset(&sc->stats, 0, sizeof(sc->stats));
@@ -490,6 +565,10 @@ static void smr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 	struct smr_target *sc = ti->private;
 	struct gendisk *disk = dm_disk(dm_table_get_md(ti->table));
 
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
+		smr_dm_io_hints(sc, limits);
+		return;
+	}
 	limits->logical_block_size = SMR_BLOCK_SIZE;
 	limits->physical_block_size = SMR_BLOCK_SIZE;
 	limits->io_min = SMR_BLOCK_SIZE;
@@ -519,14 +598,16 @@ static void smr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type smr_target_type = {
 	.name = "smr",
-	.version = {0, 1, 0},
+	.version = {0, 2, 0},
 	.features = DM_TARGET_MIXED_ZONED_MODEL,
 	.module = THIS_MODULE,
 	.ctr = smr_ctr,
 	.dtr = smr_dtr,
 	.map = smr_map,
+	.end_io = smr_end_io,
 	.preresume = smr_preresume,
 	.postsuspend = smr_postsuspend,
+	.resume = smr_resume,
 	.status = smr_status,
 	.message = smr_message,
 	.iterate_devices = smr_iterate_devices,
@@ -536,12 +617,21 @@ static struct target_type smr_target_type = {
 
 static int __init dm_smr_init(void)
 {
-	return dm_register_target(&smr_target_type);
+	int ret;
+
+	ret = smr_nl_init();
+	if (ret)
+		return ret;
+	ret = dm_register_target(&smr_target_type);
+	if (ret)
+		smr_nl_exit();
+	return ret;
 }
 
 static void __exit dm_smr_exit(void)
 {
 	dm_unregister_target(&smr_target_type);
+	smr_nl_exit();
 }
 
 module_init(dm_smr_init);

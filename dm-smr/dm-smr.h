@@ -6,6 +6,8 @@
  *   dm-smr-target.c    table parsing, dm callbacks, status and messages
  *   dm-smr-metadata.c  on-disk superblock and zone table, commits
  *   dm-smr-hm.c        host-managed zone emulation (write pointers, state)
+ *   dm-smr-dm.c        drive-managed mode (persistent cache, band cleaning)
+ *   dm-smr-nl.c        generic netlink events and dumps
  */
 #ifndef DM_SMR_H
 #define DM_SMR_H
@@ -14,6 +16,7 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/device-mapper.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -66,7 +69,8 @@ struct smr_super {
 	__le32 table_blocks;	/*  56: N, zone table blocks (2N slots) */
 	__le32 zones_per_block;	/*  60 */
 	__le64 data_start;	/*  64: first data sector on the backing dev */
-	__u8 reserved[4024];	/*  72: zero */
+	__le64 cache_sectors;	/*  72: drive-managed: cache size; else 0 */
+	__u8 reserved[4016];	/*  80: zero */
 } __packed;
 
 /* A zone table block: header, then one record per zone. */
@@ -124,6 +128,8 @@ struct smr_stats {
 	u64 commits;		/* metadata commits */
 };
 
+struct smr_dm;
+
 struct smr_target {
 	struct dm_target *ti;
 	struct dm_dev *dev;
@@ -170,6 +176,43 @@ struct smr_target {
 
 	struct bio_set bs;
 	size_t mem_bytes;		/* in-memory state, shown in status */
+
+	struct smr_dm *dm;		/* drive-managed mode state */
+	struct list_head nl_node;	/* dm-smr-nl.c device registry */
+};
+
+/* A consistent copy of the host-managed status fields (for netlink). */
+struct smr_hm_snap {
+	u32 nr_zones, conv_zones, imp_open, exp_open, closed, full, readonly,
+	    offline;
+	u64 writes, write_sectors, reads, read_sectors, resets, finishes,
+	    opens, closes, imp_closes, wp_errors, errors, commits, mem_bytes;
+};
+
+/* The drive-managed status fields; see the comment above smr_dm_status(). */
+enum smr_dm_state {
+	SMR_DM_IDLE = 0,
+	SMR_DM_CLEAN_BG = 1,
+	SMR_DM_CLEAN_FG = 2,
+	SMR_DM_CLEAN_MANUAL = 3,
+};
+
+enum smr_dm_policy {
+	SMR_POLICY_FIFO = 0,
+	SMR_POLICY_GREEDY = 1,
+	SMR_POLICY_COST_BENEFIT = 2,
+};
+
+struct smr_dm_snap {
+	u64 nr_bands, band_sectors, cache_used, cache_total, cache_live,
+	    index_extents, index_bytes, dirty_bands, rmw_bg, rmw_fg,
+	    rmw_manual, bg_aborts, clean_read_sectors, clean_write_sectors,
+	    clean_ms_bg, clean_ms_fg, clean_ms_since_busy, host_read_sectors,
+	    host_write_sectors, cache_write_sectors, bypass_write_sectors,
+	    wa_milli;
+	u8 state;		/* enum smr_dm_state */
+	u8 policy;		/* enum smr_dm_policy */
+	u64 commits, errors, mem_bytes;
 };
 
 /* Per dm clone data. */
@@ -216,6 +259,9 @@ static inline u32 smr_zone_cap(struct smr_target *sc, u32 zno)
 /* Functions defined in dm-smr-metadata.c */
 sector_t smr_data_sectors(struct smr_target *sc);
 sector_t smr_md_sectors(u32 nr_zones);
+sector_t smr_md_sectors_for(u32 table_blocks);
+int smr_md_rw(struct smr_target *sc, blk_opf_t opf, sector_t sector,
+	      struct page **pages, unsigned int nr);
 int smr_md_init(struct smr_target *sc);
 void smr_md_exit(struct smr_target *sc);
 int smr_md_load_or_format(struct smr_target *sc);
@@ -232,5 +278,28 @@ void smr_hm_commit_work(struct work_struct *work);
 void smr_hm_recount(struct smr_target *sc);
 int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond);
 const char *smr_cond_name(u8 cond);
+void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s);
+
+/* Functions defined in dm-smr-dm.c */
+int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as);
+void smr_dm_free(struct smr_target *sc);
+int smr_dm_map(struct smr_target *sc, struct bio *bio);
+int smr_dm_end_io(struct smr_target *sc, struct bio *bio,
+		  blk_status_t *error);
+int smr_dm_preresume(struct smr_target *sc);
+void smr_dm_postsuspend(struct smr_target *sc);
+void smr_dm_resume(struct smr_target *sc);
+void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
+		   unsigned int maxlen);
+int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
+		   char *result, unsigned int maxlen);
+void smr_dm_io_hints(struct smr_target *sc, struct queue_limits *limits);
+void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s);
+/* Metadata callbacks for this mode (see dm-smr-metadata.c). */
+u32 smr_dm_block_records(struct smr_target *sc, u32 k);
+void smr_dm_build_block(struct smr_target *sc, u32 k, void *buf);
+int smr_dm_load_block(struct smr_target *sc, u32 k, void *buf);
+void smr_dm_reset(struct smr_target *sc);
+u64 smr_cache_sectors(struct smr_target *sc);
 
 #endif /* DM_SMR_H */

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-smr generic netlink family "dm-smr": a dump of every smr device with
+ * its counters, and events on the "events" multicast group. The protocol
+ * is in uapi/dm-smr-netlink.h and docs/smrd.rst.
+ *
+ * Events are sent from the I/O and cleaning paths, so sending never
+ * sleeps and never fails the caller: nobody listening costs one check
+ * (genl_has_listeners), and an event that is over the rate limit, cannot
+ * be allocated (GFP_ATOMIC) or finds a listener's buffer full is counted
+ * as dropped. The rate limit covers the whole family (all devices).
+ */
+#include <linux/module.h>
+#include <linux/jiffies.h>
+#include <linux/kdev_t.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <net/genetlink.h>
+
+#include "dm-smr.h"
+#include "dm-smr-nl.h"
+#include "uapi/dm-smr-netlink.h"
+
+static unsigned int event_rate = 1000;
+module_param(event_rate, uint, 0644);
+MODULE_PARM_DESC(event_rate,
+		 "netlink events per second, all devices together (0 = none)");
+
+/* Registered targets, for the dump. */
+static LIST_HEAD(smr_nl_devs);
+static DEFINE_MUTEX(smr_nl_lock);
+
+static DEFINE_SPINLOCK(smr_nl_rl_lock);
+static unsigned long smr_nl_rl_begin;
+static unsigned int smr_nl_rl_count;
+static atomic64_t smr_nl_sent = ATOMIC64_INIT(0);
+static atomic64_t smr_nl_dropped = ATOMIC64_INIT(0);
+
+static struct genl_family smr_genl_family;
+
+enum { SMR_MCGRP_EVENTS };
+
+static const struct genl_multicast_group smr_nl_mcgrps[] = {
+	[SMR_MCGRP_EVENTS] = { .name = SMR_GENL_MCGRP_EVENTS },
+};
+
+static const struct nla_policy smr_nl_get_policy[SMR_A_MAX + 1] = {
+	[SMR_A_DEV_NAME] = { .type = NLA_NUL_STRING, .len = SMR_NL_NAME_MAX - 1 },
+};
+
+static const struct nla_policy smr_nl_set_policy[SMR_A_MAX + 1] = {
+	[SMR_A_EVENT_RATE] = NLA_POLICY_MAX(NLA_U32, SMR_NL_RATE_MAX),
+	[SMR_A_RESET_COUNTERS] = { .type = NLA_FLAG },
+};
+
+/* ------------------------------------------------------------ dumps --- */
+
+static struct mapped_device *smr_nl_md(struct smr_target *sc)
+{
+	return dm_table_get_md(sc->ti->table);
+}
+
+static int smr_nl_put_dev(struct sk_buff *skb, struct smr_target *sc)
+{
+	struct mapped_device *md = smr_nl_md(sc);
+	dev_t devt = disk_devt(dm_disk(md));
+
+	if (nla_put_string(skb, SMR_A_DEV_NAME, dm_device_name(md)) ||
+	    nla_put_u32(skb, SMR_A_DEV_MAJOR, MAJOR(devt)) ||
+	    nla_put_u32(skb, SMR_A_DEV_MINOR, MINOR(devt)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int smr_nl_put_u64s(struct sk_buff *skb, int nest_type,
+			   const u64 *v, unsigned int n, int first, int pad)
+{
+	struct nlattr *nest = nla_nest_start(skb, nest_type);
+	unsigned int i;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++)
+		if (nla_put_u64_64bit(skb, first + i, v[i], pad))
+			return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int smr_nl_put_hm(struct sk_buff *skb, struct smr_target *sc)
+{
+	struct smr_hm_snap s;
+	u64 v[SMR_HM_MAX - SMR_HM_NR_ZONES + 1];
+
+	smr_hm_snapshot(sc, &s);
+	v[SMR_HM_NR_ZONES - SMR_HM_NR_ZONES] = s.nr_zones;
+	v[SMR_HM_CONV_ZONES - SMR_HM_NR_ZONES] = s.conv_zones;
+	v[SMR_HM_IMP_OPEN - SMR_HM_NR_ZONES] = s.imp_open;
+	v[SMR_HM_EXP_OPEN - SMR_HM_NR_ZONES] = s.exp_open;
+	v[SMR_HM_CLOSED - SMR_HM_NR_ZONES] = s.closed;
+	v[SMR_HM_FULL - SMR_HM_NR_ZONES] = s.full;
+	v[SMR_HM_READONLY - SMR_HM_NR_ZONES] = s.readonly;
+	v[SMR_HM_OFFLINE - SMR_HM_NR_ZONES] = s.offline;
+	v[SMR_HM_WRITES - SMR_HM_NR_ZONES] = s.writes;
+	v[SMR_HM_WRITE_SECTORS - SMR_HM_NR_ZONES] = s.write_sectors;
+	v[SMR_HM_READS - SMR_HM_NR_ZONES] = s.reads;
+	v[SMR_HM_READ_SECTORS - SMR_HM_NR_ZONES] = s.read_sectors;
+	v[SMR_HM_RESETS - SMR_HM_NR_ZONES] = s.resets;
+	v[SMR_HM_FINISHES - SMR_HM_NR_ZONES] = s.finishes;
+	v[SMR_HM_OPENS - SMR_HM_NR_ZONES] = s.opens;
+	v[SMR_HM_CLOSES - SMR_HM_NR_ZONES] = s.closes;
+	v[SMR_HM_IMP_CLOSES - SMR_HM_NR_ZONES] = s.imp_closes;
+	v[SMR_HM_WP_ERRORS - SMR_HM_NR_ZONES] = s.wp_errors;
+	v[SMR_HM_ERRORS - SMR_HM_NR_ZONES] = s.errors;
+	v[SMR_HM_COMMITS - SMR_HM_NR_ZONES] = s.commits;
+	v[SMR_HM_MEM_BYTES - SMR_HM_NR_ZONES] = s.mem_bytes;
+	return smr_nl_put_u64s(skb, SMR_A_HM_STATS, v, ARRAY_SIZE(v),
+			       SMR_HM_NR_ZONES, SMR_HM_PAD);
+}
+
+static int smr_nl_put_dm(struct sk_buff *skb, struct smr_target *sc)
+{
+	struct smr_dm_snap s;
+	u64 v[SMR_DM_MAX - SMR_DM_NR_BANDS + 1];
+	u64 *p = v;
+
+	smr_dm_snapshot(sc, &s);
+	/* In SMR_DM_* order, which is the status field order. */
+	*p++ = s.nr_bands;
+	*p++ = s.band_sectors;
+	*p++ = s.cache_used;
+	*p++ = s.cache_total;
+	*p++ = s.cache_live;
+	*p++ = s.index_extents;
+	*p++ = s.index_bytes;
+	*p++ = s.dirty_bands;
+	*p++ = s.rmw_bg;
+	*p++ = s.rmw_fg;
+	*p++ = s.rmw_manual;
+	*p++ = s.bg_aborts;
+	*p++ = s.clean_read_sectors;
+	*p++ = s.clean_write_sectors;
+	*p++ = s.clean_ms_bg;
+	*p++ = s.clean_ms_fg;
+	*p++ = s.clean_ms_since_busy;
+	*p++ = s.host_read_sectors;
+	*p++ = s.host_write_sectors;
+	*p++ = s.cache_write_sectors;
+	*p++ = s.bypass_write_sectors;
+	*p++ = s.wa_milli;
+	*p++ = s.state;
+	*p++ = s.policy;
+	*p++ = s.commits;
+	*p++ = s.errors;
+	*p++ = s.mem_bytes;
+	BUILD_BUG_ON(SMR_DM_MEM_BYTES - SMR_DM_NR_BANDS + 1 != ARRAY_SIZE(v));
+	return smr_nl_put_u64s(skb, SMR_A_DM_STATS, v, ARRAY_SIZE(v),
+			       SMR_DM_NR_BANDS, SMR_DM_PAD);
+}
+
+/* Lock held. */
+static int smr_nl_fill_dev(struct sk_buff *skb, struct smr_target *sc,
+			   u32 portid, u32 seq, int flags)
+{
+	void *hdr;
+	int ret;
+
+	hdr = genlmsg_put(skb, portid, seq, &smr_genl_family, flags,
+			  SMR_CMD_GET_DEV);
+	if (!hdr)
+		return -EMSGSIZE;
+	ret = smr_nl_put_dev(skb, sc);
+	if (!ret && nla_put_u8(skb, SMR_A_MODE,
+			       sc->mode == SMR_MODE_DRIVE_MANAGED ?
+			       SMR_NL_MODE_DRIVE_MANAGED :
+			       SMR_NL_MODE_HOST_MANAGED))
+		ret = -EMSGSIZE;
+	if (!ret)
+		ret = sc->mode == SMR_MODE_DRIVE_MANAGED ?
+			smr_nl_put_dm(skb, sc) : smr_nl_put_hm(skb, sc);
+	if (ret) {
+		genlmsg_cancel(skb, hdr);
+		return ret;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* cb->args[0]: devices already sent. */
+static int smr_nl_get_dev_dumpit(struct sk_buff *skb,
+				 struct netlink_callback *cb)
+{
+	struct smr_target *sc;
+	long idx = 0, start = cb->args[0];
+	int ret = 0;
+
+	mutex_lock(&smr_nl_lock);
+	list_for_each_entry(sc, &smr_nl_devs, nl_node) {
+		if (idx++ < start)
+			continue;
+		ret = smr_nl_fill_dev(skb, sc, NETLINK_CB(cb->skb).portid,
+				      cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		if (ret) {
+			idx--;
+			break;
+		}
+	}
+	mutex_unlock(&smr_nl_lock);
+	cb->args[0] = idx;
+	/* A device too big for an empty message would loop forever. */
+	if (ret && idx == start)
+		return ret;
+	return skb->len;
+}
+
+static int smr_nl_get_dev_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	const char *name;
+	struct smr_target *sc;
+	struct sk_buff *msg;
+	int ret = -ENODEV;
+
+	if (!info->attrs[SMR_A_DEV_NAME]) {
+		GENL_SET_ERR_MSG(info, "a device name is required (or dump all)");
+		return -EINVAL;
+	}
+	name = nla_data(info->attrs[SMR_A_DEV_NAME]);
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&smr_nl_lock);
+	list_for_each_entry(sc, &smr_nl_devs, nl_node) {
+		if (strcmp(dm_device_name(smr_nl_md(sc)), name))
+			continue;
+		ret = smr_nl_fill_dev(msg, sc, info->snd_portid, info->snd_seq, 0);
+		break;
+	}
+	mutex_unlock(&smr_nl_lock);
+	if (ret) {
+		if (ret == -ENODEV)
+			GENL_SET_ERR_MSG(info, "no smr device by that name");
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int smr_nl_get_stats_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &smr_genl_family, 0,
+				SMR_CMD_GET_STATS);
+	if (!hdr ||
+	    nla_put_u32(msg, SMR_A_EVENT_RATE, READ_ONCE(event_rate)) ||
+	    nla_put_u64_64bit(msg, SMR_A_EVENTS_SENT,
+			      atomic64_read(&smr_nl_sent), SMR_A_PAD) ||
+	    nla_put_u64_64bit(msg, SMR_A_EVENTS_DROPPED,
+			      atomic64_read(&smr_nl_dropped), SMR_A_PAD)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int smr_nl_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (!info->attrs[SMR_A_EVENT_RATE] &&
+	    !info->attrs[SMR_A_RESET_COUNTERS]) {
+		GENL_SET_ERR_MSG(info, "nothing to set");
+		return -EINVAL;
+	}
+	if (info->attrs[SMR_A_EVENT_RATE])
+		WRITE_ONCE(event_rate,
+			   nla_get_u32(info->attrs[SMR_A_EVENT_RATE]));
+	if (info->attrs[SMR_A_RESET_COUNTERS]) {
+		atomic64_set(&smr_nl_sent, 0);
+		atomic64_set(&smr_nl_dropped, 0);
+	}
+	return 0;
+}
+
+static const struct genl_ops smr_nl_ops[] = {
+	{
+		.cmd = SMR_CMD_GET_DEV,
+		.doit = smr_nl_get_dev_doit,
+		.dumpit = smr_nl_get_dev_dumpit,
+		.policy = smr_nl_get_policy,
+		.maxattr = SMR_A_MAX,
+	},
+	{
+		.cmd = SMR_CMD_GET_STATS,
+		.doit = smr_nl_get_stats_doit,
+		.policy = smr_nl_get_policy,
+		.maxattr = SMR_A_MAX,
+	},
+	{
+		.cmd = SMR_CMD_SET,
+		.doit = smr_nl_set_doit,
+		.policy = smr_nl_set_policy,
+		.maxattr = SMR_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+};
+
+static struct genl_family smr_genl_family __ro_after_init = {
+	.name = SMR_GENL_NAME,
+	.version = SMR_GENL_VERSION,
+	.maxattr = SMR_A_MAX,
+	.module = THIS_MODULE,
+	.ops = smr_nl_ops,
+	.n_ops = ARRAY_SIZE(smr_nl_ops),
+	.resv_start_op = SMR_CMD_GET_DEV,
+	.mcgrps = smr_nl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(smr_nl_mcgrps),
+};
+
+/* ----------------------------------------------------------- events --- */
+
+static bool smr_nl_rate_ok(void)
+{
+	unsigned int rate = READ_ONCE(event_rate);
+	unsigned long flags;
+	bool ok;
+
+	if (!rate)
+		return false;
+	spin_lock_irqsave(&smr_nl_rl_lock, flags);
+	if (time_after_eq(jiffies, smr_nl_rl_begin + HZ)) {
+		smr_nl_rl_begin = jiffies;
+		smr_nl_rl_count = 0;
+	}
+	ok = smr_nl_rl_count < rate;
+	if (ok)
+		smr_nl_rl_count++;
+	spin_unlock_irqrestore(&smr_nl_rl_lock, flags);
+	return ok;
+}
+
+/*
+ * Start an event message for @sc, or NULL (nobody listens: not counted;
+ * over the rate or no memory: counted as dropped).
+ */
+static struct sk_buff *smr_nl_ev_new(struct smr_target *sc, u8 cmd,
+				     void **hdr)
+{
+	struct sk_buff *skb;
+
+	if (!genl_has_listeners(&smr_genl_family, &init_net, SMR_MCGRP_EVENTS))
+		return NULL;
+	if (!smr_nl_rate_ok())
+		goto drop;
+	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb)
+		goto drop;
+	*hdr = genlmsg_put(skb, 0, 0, &smr_genl_family, 0, cmd);
+	if (!*hdr || smr_nl_put_dev(skb, sc)) {
+		nlmsg_free(skb);
+		goto drop;
+	}
+	return skb;
+drop:
+	atomic64_inc(&smr_nl_dropped);
+	return NULL;
+}
+
+/* Send (or, @err set by a failed nla_put, drop) an event message. */
+static void smr_nl_ev_send(struct sk_buff *skb, void *hdr, int err)
+{
+	if (err) {
+		nlmsg_free(skb);
+		atomic64_inc(&smr_nl_dropped);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	err = genlmsg_multicast(&smr_genl_family, skb, 0, SMR_MCGRP_EVENTS,
+				GFP_ATOMIC | __GFP_NOWARN);
+	if (!err)
+		atomic64_inc(&smr_nl_sent);
+	else if (err != -ESRCH)
+		atomic64_inc(&smr_nl_dropped);
+}
+
+void smr_nl_clean_start(struct smr_target *sc, u32 band,
+			enum smr_clean_reason r)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = smr_nl_ev_new(sc, SMR_CMD_EV_CLEAN_START, &hdr);
+	if (skb)
+		smr_nl_ev_send(skb, hdr,
+			       nla_put_u32(skb, SMR_A_BAND, band) ||
+			       nla_put_u8(skb, SMR_A_REASON, r));
+}
+
+void smr_nl_clean_done(struct smr_target *sc, u32 band,
+		       enum smr_clean_reason r, u64 read_bytes,
+		       u64 write_bytes, u64 duration_us)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = smr_nl_ev_new(sc, SMR_CMD_EV_CLEAN_DONE, &hdr);
+	if (skb)
+		smr_nl_ev_send(skb, hdr,
+			       nla_put_u32(skb, SMR_A_BAND, band) ||
+			       nla_put_u8(skb, SMR_A_REASON, r) ||
+			       nla_put_u64_64bit(skb, SMR_A_READ_BYTES,
+						 read_bytes, SMR_A_PAD) ||
+			       nla_put_u64_64bit(skb, SMR_A_WRITE_BYTES,
+						 write_bytes, SMR_A_PAD) ||
+			       nla_put_u64_64bit(skb, SMR_A_DURATION_US,
+						 duration_us, SMR_A_PAD));
+}
+
+void smr_nl_cache_level(struct smr_target *sc, unsigned int pct)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = smr_nl_ev_new(sc, SMR_CMD_EV_CACHE_LEVEL, &hdr);
+	if (skb)
+		smr_nl_ev_send(skb, hdr, nla_put_u32(skb, SMR_A_CACHE_PCT, pct));
+}
+
+void smr_nl_idle_clean(struct smr_target *sc, u64 clean_ms)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = smr_nl_ev_new(sc, SMR_CMD_EV_IDLE_CLEAN, &hdr);
+	if (skb)
+		smr_nl_ev_send(skb, hdr,
+			       nla_put_u64_64bit(skb, SMR_A_CLEAN_MS, clean_ms,
+						 SMR_A_PAD));
+}
+
+void smr_nl_zone_error(struct smr_target *sc, u32 zone, u8 cond,
+		       sector_t sector, u32 nr_sectors, sector_t wp)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = smr_nl_ev_new(sc, SMR_CMD_EV_ZONE_ERROR, &hdr);
+	if (skb)
+		smr_nl_ev_send(skb, hdr,
+			       nla_put_u32(skb, SMR_A_ZONE, zone) ||
+			       nla_put_u8(skb, SMR_A_ZONE_COND, cond) ||
+			       nla_put_u64_64bit(skb, SMR_A_SECTOR, sector,
+						 SMR_A_PAD) ||
+			       nla_put_u32(skb, SMR_A_SECTORS, nr_sectors) ||
+			       nla_put_u64_64bit(skb, SMR_A_ZONE_WP, wp,
+						 SMR_A_PAD));
+}
+
+/* ---------------------------------------------------- registration --- */
+
+void smr_nl_register(struct smr_target *sc)
+{
+	mutex_lock(&smr_nl_lock);
+	list_add_tail(&sc->nl_node, &smr_nl_devs);
+	mutex_unlock(&smr_nl_lock);
+}
+
+void smr_nl_unregister(struct smr_target *sc)
+{
+	mutex_lock(&smr_nl_lock);
+	/* Tolerate a target that never got as far as smr_nl_register(). */
+	if (sc->nl_node.next)
+		list_del_init(&sc->nl_node);
+	mutex_unlock(&smr_nl_lock);
+}
+
+int smr_nl_init(void)
+{
+	smr_nl_rl_begin = jiffies;
+	return genl_register_family(&smr_genl_family);
+}
+
+/* Module exit: every target is gone (dm holds the module while one lives). */
+void smr_nl_exit(void)
+{
+	WARN_ON_ONCE(!list_empty(&smr_nl_devs));
+	genl_unregister_family(&smr_genl_family);
+}
+
+MODULE_ALIAS_GENL_FAMILY(SMR_GENL_NAME);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-smr: generic netlink events and device dumps (dm-smr-nl.c).
+ *
+ * Every hook is called from process context, never under smr_target.lock;
+ * none of them may sleep for long or fail the caller: an event that cannot
+ * be sent is counted as dropped.
+ */
+#ifndef DM_SMR_NL_H
+#define DM_SMR_NL_H
+
+#include <linux/types.h>
+
+struct smr_target;
+
+enum smr_clean_reason {
+	SMR_CLEAN_IDLE = 1,
+	SMR_CLEAN_FOREGROUND = 2,
+	SMR_CLEAN_MANUAL = 3,
+};
+
+int smr_nl_init(void);
+void smr_nl_exit(void);
+void smr_nl_register(struct smr_target *sc);
+void smr_nl_unregister(struct smr_target *sc);
+void smr_nl_clean_start(struct smr_target *sc, u32 band,
+			enum smr_clean_reason r);
+void smr_nl_clean_done(struct smr_target *sc, u32 band,
+		       enum smr_clean_reason r, u64 read_bytes,
+		       u64 write_bytes, u64 duration_us);
+/* pct 25/50/75/100: occupancy rose past it; 0: the cache became empty. */
+void smr_nl_cache_level(struct smr_target *sc, unsigned int pct);
+/* Idle and fully clean; clean_ms is the cleaning time since last busy. */
+void smr_nl_idle_clean(struct smr_target *sc, u64 clean_ms);
+/*
+ * Host-managed: a write refused by the zone condition or write pointer
+ * (@sector, @nr_sectors and @wp are dm device sectors). Callable from
+ * map(), with no lock held.
+ */
+void smr_nl_zone_error(struct smr_target *sc, u32 zone, u8 cond,
+		       sector_t sector, u32 nr_sectors, sector_t wp);
+
+#endif /* DM_SMR_NL_H */
