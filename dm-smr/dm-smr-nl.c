@@ -48,8 +48,13 @@ static const struct nla_policy smr_nl_get_policy[SMR_A_MAX + 1] = {
 	[SMR_A_DEV_NAME] = { .type = NLA_NUL_STRING, .len = SMR_NL_NAME_MAX - 1 },
 };
 
+static struct netlink_range_validation smr_nl_rate_range = {
+	.min = 0,
+	.max = SMR_NL_RATE_MAX,
+};
+
 static const struct nla_policy smr_nl_set_policy[SMR_A_MAX + 1] = {
-	[SMR_A_EVENT_RATE] = NLA_POLICY_MAX(NLA_U32, SMR_NL_RATE_MAX),
+	[SMR_A_EVENT_RATE] = NLA_POLICY_FULL_RANGE(NLA_U32, &smr_nl_rate_range),
 	[SMR_A_RESET_COUNTERS] = { .type = NLA_FLAG },
 };
 
