@@ -54,6 +54,8 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include "dm-caveat-nl.h"
+
 #define DM_MSG_PREFIX "caveat"
 
 #if BITS_PER_LONG != 64
@@ -185,6 +187,8 @@ struct cv_target {
 	struct work_struct work;
 	struct bio_set bs;
 	struct page *scramble_page;
+
+	struct cv_nl_dev nl;		/* dm-caveat-nl.c registry and events */
 };
 
 enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_READ_ZERO };
@@ -1043,10 +1047,13 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 		bio_list_add(&sc->wal_bios, bio);
 	spin_unlock_irq(&sc->lock);
 
-	if (live)
+	if (live) {
+		cv_nl_damage(&sc->nl, io->first, io->last, lo, hi, io->d0,
+			     io->d1, live);
 		DMINFO_LIMIT("%s: write of blocks %llu+%llu damaged %llu live blocks in %llu..%llu (damage range %llu..%llu)",
 			     cv_name(sc), io->first, io->last - io->first + 1,
 			     live, lo, hi, io->d0, io->d1);
+	}
 	if (defer)
 		queue_work(sc->wq, &sc->work);
 	else
@@ -1402,6 +1409,7 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->num_flush_bios = 1;
 	ti->flush_supported = true;
 	ti->per_io_data_size = sizeof(struct cv_io);
+	cv_nl_register(&sc->nl, ti);
 	return 0;
 
 bad:
@@ -1413,6 +1421,7 @@ static void cv_dtr(struct dm_target *ti)
 {
 	struct cv_target *sc = ti->private;
 
+	cv_nl_unregister(&sc->nl);
 	flush_workqueue(sc->wq);
 	cv_commit(sc);
 	cv_free(sc);
@@ -1522,6 +1531,40 @@ static void cv_status(struct dm_target *ti, status_type_t type,
 	}
 }
 
+/* For the netlink dump: the status counters and the geometry. */
+void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
+{
+	struct cv_target *sc = container_of(d, struct cv_target, nl);
+	struct cv_stats st;
+
+	spin_lock_irq(&sc->lock);
+	st = sc->stats;
+	s->valid_blocks = cv_valid_blocks(sc);
+	s->mem_bytes = cv_mem_bytes(sc);
+	spin_unlock_irq(&sc->lock);
+	s->nr_blocks = sc->nr_blocks;
+	s->block_size = sc->block_size;
+	s->did = sc->did;
+	s->dnor = sc->dnor;
+	s->unshingled = sc->unshingled;
+	s->writes = st.writes;
+	s->damaging_writes = st.damaging_writes;
+	s->damaged_blocks = st.damaged_blocks;
+	s->live_damage_writes = st.live_damage_writes;
+	s->live_damaged_blocks = st.live_damaged_blocks;
+	s->damaged_reads = st.damaged_reads;
+	s->commits = st.commits;
+}
+
+void cv_nl_clear_stats(struct cv_nl_dev *d)
+{
+	struct cv_target *sc = container_of(d, struct cv_target, nl);
+
+	spin_lock_irq(&sc->lock);
+	memset(&sc->stats, 0, sizeof(sc->stats));
+	spin_unlock_irq(&sc->lock);
+}
+
 /* dump [<start> <count>]: maybe-damaged extents as "start+len" tokens. */
 static int cv_msg_dump(struct cv_target *sc, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
@@ -1602,9 +1645,7 @@ static int cv_message(struct dm_target *ti, unsigned int argc, char **argv,
 	if (!strcasecmp(argv[0], "clear_stats")) {
 		if (argc != 1)
 			goto usage;
-		spin_lock_irq(&sc->lock);
-		memset(&sc->stats, 0, sizeof(sc->stats));
-		spin_unlock_irq(&sc->lock);
+		cv_nl_clear_stats(&sc->nl);
 		return 0;
 	}
 	DMERR("%s: unrecognised message '%s' (modsense, dump, query, clear_stats)",
@@ -1654,12 +1695,22 @@ static struct target_type cv_target_type = {
 
 static int __init dm_caveat_init(void)
 {
-	return dm_register_target(&cv_target_type);
+	int ret;
+
+	ret = cv_nl_init();
+	if (ret)
+		return ret;
+	ret = dm_register_target(&cv_target_type);
+	if (ret)
+		cv_nl_exit();
+	return ret;
 }
 
+/* The targets are gone (each holds the module): the family goes last. */
 static void __exit dm_caveat_exit(void)
 {
 	dm_unregister_target(&cv_target_type);
+	cv_nl_exit();
 }
 
 module_init(dm_caveat_init);
