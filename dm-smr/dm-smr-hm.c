@@ -22,6 +22,7 @@
 #include <linux/slab.h>
 
 #include "dm-smr.h"
+#include "dm-smr-nl.h"
 
 const char *smr_cond_name(u8 cond)
 {
@@ -345,6 +346,8 @@ static int smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	struct smr_zone *z = &sc->zones[zno];
 	blk_status_t sts;
 	struct bio *bbio;
+	u32 wp;
+	u8 cond;
 
 	spin_lock_irq(&sc->lock);
 	sts = smr_zone_usable(z);
@@ -385,7 +388,11 @@ static int smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 
 fail:
 	sc->stats.errors++;
+	wp = z->wp;
+	cond = z->cond;
 	spin_unlock_irq(&sc->lock);
+	smr_nl_zone_error(sc, zno, cond, smr_zone_start(sc, zno) + off, nr,
+			  smr_zone_start(sc, zno) + wp);
 	return smr_fail_locked(sc, bio, sts);
 }
 
@@ -539,9 +546,16 @@ int smr_hm_map(struct smr_target *sc, struct bio *bio)
 	}
 	/* Crossing into the next zone is a write boundary violation. */
 	if (off + nr > sc->zone_sectors) {
+		u32 wp;
+		u8 cond;
+
 		spin_lock_irq(&sc->lock);
 		sc->stats.wp_errors++;
+		wp = sc->zones[zno].wp;
+		cond = sc->zones[zno].cond;
 		spin_unlock_irq(&sc->lock);
+		smr_nl_zone_error(sc, zno, cond, sector, nr,
+				  smr_zone_start(sc, zno) + wp);
 		goto kill;
 	}
 	return smr_hm_write_seq(sc, bio, zno, off, nr);
