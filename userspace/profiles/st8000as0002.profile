@@ -1,0 +1,20 @@
+# Shaped like the Seagate Archive 8TB (ST8000AS0002) drive-managed SMR disk
+# that the ext4-lazy paper measured (Aghayev, Ts'o, Gibson, Desnoyers,
+# "Evolving Ext4 for Shingled Disks", FAST 2017), whose translation layer
+# the Skylight paper reverse-engineered for the same drive family
+# (Aghayev, Desnoyers, "Skylight - A Window on Shingled Disk Operation",
+# FAST 2015): a persistent cache of some tens of GiB (about 0.25% of the
+# capacity), bands of a few tens of MiB (they vary with the radius), and
+# cleaning that starts when the host has been idle for a while.
+#
+# The figures below are rounded, approximate values in the spirit of those
+# papers, not a measurement of a particular unit: dm-smr has one band size
+# and no radius effects. Size it with --size or the backing device; the
+# cache scales with it.
+description = drive-managed, 30 MiB bands, cache 0.25%, idle cleaning after 1 s (ST8000AS0002-like)
+model = drive-managed
+band = 30M
+cache = 0.25%
+idle_ms = 1000
+policy = fifo
+seq_bypass = on

@@ -1,0 +1,847 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smr-util: sizes, drive profiles, dm table computation, JSON records.
+ * No kernel, no libraries: unit tested by test-units.c.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "smr-util.h"
+
+#define SECTOR 512ULL
+#define BLOCK_SECTORS 8ULL	/* 4 KiB */
+#define MD_ALIGN 2048ULL	/* metadata is rounded up to 1 MiB */
+
+static void seterr(char *err, size_t elen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !elen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, elen, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static uint64_t div_up(uint64_t v, uint64_t d)
+{
+	return (v + d - 1) / d;
+}
+
+static int is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* ---------------------------------------------------------- sizes --- */
+
+int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	uint64_t ip = 0, frac = 0, fdiv = 1, mult = 1;
+	const char *p = s;
+	int shift = 0;
+
+	if (!s || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		ip = ip * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (fdiv >= 1000000000ULL)
+				continue;	/* ignore digits past 1e-9 */
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			fdiv *= 10;
+		}
+	}
+	switch (toupper((unsigned char)*p)) {
+	case 'K': shift = 10; p++; break;
+	case 'M': shift = 20; p++; break;
+	case 'G': shift = 30; p++; break;
+	case 'T': shift = 40; p++; break;
+	case 'P': shift = 50; p++; break;
+	case 'S': shift = -1; p++; break;	/* 512-byte sectors */
+	}
+	if (shift > 0) {
+		if (*p == 'i')
+			p++;
+		if (toupper((unsigned char)*p) == 'B')
+			p++;
+	} else if (!shift && toupper((unsigned char)*p) == 'B') {
+		p++;
+	}
+	if (*p)
+		return -EINVAL;
+	mult = shift < 0 ? SECTOR : 1ULL << shift;
+	if (ip > UINT64_MAX / mult)
+		return -ERANGE;
+	ip *= mult;
+	/* frac / fdiv * mult, without overflow for mult <= 2^50 */
+	if (frac) {
+		uint64_t f = (uint64_t)((long double)frac * mult / fdiv);
+
+		if (ip > UINT64_MAX - f)
+			return -ERANGE;
+		ip += f;
+	}
+	*bytes = ip;
+	return 0;
+}
+
+int parse_ppm(const char *s, uint32_t *ppm)
+{
+	uint64_t ip = 0, frac = 0, fdiv = 1, v;
+	const char *p = s;
+
+	if (!s || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		ip = ip * 10 + (uint64_t)(*p - '0');
+		if (ip > 100)
+			return -ERANGE;
+	}
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (fdiv >= 10000)
+				continue;	/* 1 ppm = 0.0001 % */
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			fdiv *= 10;
+		}
+	}
+	if (strcmp(p, "%"))
+		return -EINVAL;
+	v = ip * 10000 + frac * 10000 / fdiv;
+	if (v > 1000000 || !v)
+		return -ERANGE;
+	*ppm = (uint32_t)v;
+	return 0;
+}
+
+const char *format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int u = 0;
+	double v = (double)bytes;
+
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else if (v == (double)(uint64_t)v)
+		snprintf(buf, len, "%.0f %s", v, unit[u]);
+	else
+		snprintf(buf, len, "%.2f %s", v, unit[u]);
+	return buf;
+}
+
+/* ------------------------------------------------- table geometry --- */
+
+void geom_init(struct smr_geom *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->idle_ms = -1;
+	g->seq_bypass = -1;
+	g->conv = -1;
+	g->max_open = -1;
+	g->max_active = -1;
+	g->did = -1;
+	g->dnor = -1;
+	g->unshingled = -1;
+}
+
+const char *model_name(enum smr_model m)
+{
+	switch (m) {
+	case MODEL_DRIVE_MANAGED: return "drive-managed";
+	case MODEL_HOST_MANAGED: return "host-managed";
+	case MODEL_CAVEAT: return "caveat";
+	default: return "none";
+	}
+}
+
+enum smr_model model_parse(const char *s)
+{
+	if (!strcmp(s, "drive-managed") || !strcmp(s, "dm"))
+		return MODEL_DRIVE_MANAGED;
+	if (!strcmp(s, "host-managed") || !strcmp(s, "hm"))
+		return MODEL_HOST_MANAGED;
+	if (!strcmp(s, "caveat"))
+		return MODEL_CAVEAT;
+	return MODEL_NONE;
+}
+
+/*
+ * Drive-managed metadata (dm-smr-dm.c): superblock, then two 4 KiB slots
+ * per table block; table blocks = 1 (intent) + one per 254 cache slots
+ * (16-byte records) + one per 508 bands (8-byte records); rounded up to
+ * 1 MiB.
+ */
+uint64_t smr_dm_md_sectors(uint64_t len, uint64_t band, uint64_t cache)
+{
+	uint64_t tb = 1 + div_up(cache / BLOCK_SECTORS, 254) +
+		div_up(len / band, 508);
+
+	return round_up((1 + 2 * tb) * BLOCK_SECTORS, MD_ALIGN);
+}
+
+/* Host-managed: superblock, two slots per 508 zones, rounded to 1 MiB. */
+uint64_t smr_hm_md_sectors(uint64_t nr_zones)
+{
+	return round_up((1 + 2 * div_up(nr_zones, 508)) * BLOCK_SECTORS,
+			MD_ALIGN);
+}
+
+/* Caveat: superblock, two slots per 32256 blocks, rounded to 1 MiB. */
+uint64_t cv_md_sectors(uint64_t nr_blocks)
+{
+	return round_up((1 + 2 * div_up(nr_blocks, 32256)) * BLOCK_SECTORS,
+			MD_ALIGN);
+}
+
+struct optbuf {
+	char s[512];
+	int n;		/* words */
+};
+
+static void opt_add(struct optbuf *o, const char *fmt, ...)
+{
+	size_t l = strlen(o->s);
+	va_list ap;
+	const char *p;
+
+	va_start(ap, fmt);
+	vsnprintf(o->s + l, sizeof(o->s) - l, fmt, ap);
+	va_end(ap);
+	/* words: count the spaces we just added (every word starts with one) */
+	for (p = o->s + l; *p; p++)
+		if (*p == ' ')
+			o->n++;
+}
+
+static uint64_t dm_cache_sectors(const struct smr_geom *g, uint64_t len,
+				 uint64_t band)
+{
+	uint64_t c;
+
+	if (g->cache)
+		return round_up(div_up(g->cache, SECTOR), BLOCK_SECTORS);
+	if (g->cache_ppm)
+		c = round_up(div_up(len * g->cache_ppm, 1000000), BLOCK_SECTORS);
+	else
+		c = round_up(len / 100, BLOCK_SECTORS);	/* kernel default */
+	return c < band ? band : c;
+}
+
+static int table_dm(const struct smr_geom *g, const char *dev,
+		    uint64_t backing, char *table, size_t tlen, char *err,
+		    size_t elen)
+{
+	uint64_t band, len, cache, md, need;
+	struct optbuf o = { "", 0 };
+	char b1[32], b2[32];
+
+	if (!g->band) {
+		seterr(err, elen, "drive-managed needs a band size: --band SIZE (e.g. --band 32M) or --profile");
+		return -EINVAL;
+	}
+	if (g->band % 4096 || g->band < (1ULL << 20) || g->band > (256ULL << 20)) {
+		seterr(err, elen, "band size %s: use a multiple of 4 KiB from 1 MiB to 256 MiB",
+		       format_size(g->band, b1, sizeof(b1)));
+		return -EINVAL;
+	}
+	if (g->cache && (g->cache % 4096 || g->cache < (1ULL << 20))) {
+		seterr(err, elen, "cache size %s: use a multiple of 4 KiB, at least 1 MiB",
+		       format_size(g->cache, b1, sizeof(b1)));
+		return -EINVAL;
+	}
+	band = g->band / SECTOR;
+	if (g->size) {
+		len = g->size / SECTOR / band * band;
+		if (!len) {
+			seterr(err, elen, "size %s is smaller than one band (%s): give a larger --size",
+			       format_size(g->size, b1, sizeof(b1)),
+			       format_size(g->band, b2, sizeof(b2)));
+			return -EINVAL;
+		}
+	} else {
+		/* The largest whole number of bands that fits. */
+		uint64_t avail = backing / SECTOR;
+		double share = g->cache ? 0 :
+			(g->cache_ppm ? g->cache_ppm / 1e6 : 0.01);
+
+		len = avail > band + MD_ALIGN ?
+			(uint64_t)((avail - band - MD_ALIGN) / (1 + share)) : 0;
+		len = len / band * band;
+		for (;;) {
+			if (!len)
+				break;
+			cache = dm_cache_sectors(g, len, band);
+			need = smr_dm_md_sectors(len, band, cache) + cache +
+				band + len;
+			if (need <= avail)
+				break;
+			len -= band;
+		}
+		if (!len) {
+			seterr(err, elen, "backing device (%s) is too small for even one band of %s with its cache, spare band and metadata: use a larger --dev or a smaller --band",
+			       format_size(backing, b1, sizeof(b1)),
+			       format_size(g->band, b2, sizeof(b2)));
+			return -EINVAL;
+		}
+	}
+	cache = dm_cache_sectors(g, len, band);
+	if (cache >= 0xffffffffULL * BLOCK_SECTORS) {
+		seterr(err, elen, "cache too large: at most 16 TiB");
+		return -EINVAL;
+	}
+	md = smr_dm_md_sectors(len, band, cache);
+	need = md + cache + band + len;
+	if (need > backing / SECTOR) {
+		char b3[32], b4[32], b5[32], b6[32];
+
+		seterr(err, elen, "geometry does not fit: %s of data + %s cache + %s spare band + %s metadata need %s, the backing device has %s; give a smaller --size or --cache",
+		       format_size(len * SECTOR, b1, sizeof(b1)),
+		       format_size(cache * SECTOR, b2, sizeof(b2)),
+		       format_size(band * SECTOR, b3, sizeof(b3)),
+		       format_size(md * SECTOR, b4, sizeof(b4)),
+		       format_size(need * SECTOR, b5, sizeof(b5)),
+		       format_size(backing, b6, sizeof(b6)));
+		return -EINVAL;
+	}
+	opt_add(&o, " cache_sectors %" PRIu64, cache);
+	if (g->idle_ms >= 0) {
+		if (g->idle_ms > 3600000) {
+			seterr(err, elen, "idle_ms %" PRId64 ": use 0 (no background cleaning) to 3600000",
+			       g->idle_ms);
+			return -EINVAL;
+		}
+		opt_add(&o, " idle_ms %" PRId64, g->idle_ms);
+	}
+	if (g->policy[0]) {
+		if (strcmp(g->policy, "fifo") && strcmp(g->policy, "greedy") &&
+		    strcmp(g->policy, "cost-benefit")) {
+			seterr(err, elen, "policy '%s': use fifo, greedy or cost-benefit",
+			       g->policy);
+			return -EINVAL;
+		}
+		opt_add(&o, " policy %s", g->policy);
+	}
+	if (g->seq_bypass >= 0)
+		opt_add(&o, " seq_bypass %s", g->seq_bypass ? "on" : "off");
+	if (g->format)
+		opt_add(&o, " format");
+	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " smr %s drive-managed %" PRIu64 " %d%s",
+			     len, dev, band, o.n, o.s) >= tlen) {
+		seterr(err, elen, "table line too long");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static uint64_t hm_conv(const struct smr_geom *g, uint64_t nz)
+{
+	uint64_t c;
+
+	if (g->conv >= 0)
+		return (uint64_t)g->conv;
+	if (!g->conv_ppm)
+		return 0;
+	c = div_up(nz * g->conv_ppm, 1000000);
+	return c >= nz ? nz - 1 : c;
+}
+
+static int table_hm(const struct smr_geom *g, const char *dev,
+		    uint64_t backing, char *table, size_t tlen, char *err,
+		    size_t elen)
+{
+	uint64_t zs, cap, nz, conv, need, avail = backing / SECTOR;
+	struct optbuf o = { "", 0 };
+	char b1[32], b2[32];
+
+	if (!g->zone) {
+		seterr(err, elen, "host-managed needs a zone size: --zone SIZE (e.g. --zone 256M) or --profile");
+		return -EINVAL;
+	}
+	zs = g->zone / SECTOR;
+	if (g->zone % SECTOR || zs < 8 || !is_pow2(zs) || zs > (1ULL << 31)) {
+		seterr(err, elen, "zone size %s: use a power of two from 4 KiB to 1 TiB",
+		       format_size(g->zone, b1, sizeof(b1)));
+		return -EINVAL;
+	}
+	cap = g->zone_cap ? g->zone_cap / SECTOR : zs;
+	if (g->zone_cap && (g->zone_cap % 4096 || cap > zs || !cap)) {
+		seterr(err, elen, "zone capacity %s: use a multiple of 4 KiB, at most the zone size",
+		       format_size(g->zone_cap, b1, sizeof(b1)));
+		return -EINVAL;
+	}
+	if (g->size) {
+		nz = g->size / SECTOR / zs;
+		if (!nz) {
+			seterr(err, elen, "size %s is smaller than one zone (%s)",
+			       format_size(g->size, b1, sizeof(b1)),
+			       format_size(g->zone, b2, sizeof(b2)));
+			return -EINVAL;
+		}
+	} else {
+		nz = avail / cap;
+		for (; nz; nz--) {
+			conv = hm_conv(g, nz);
+			if (conv >= nz)
+				continue;
+			need = smr_hm_md_sectors(nz) + conv * zs + (nz - conv) * cap;
+			if (need <= avail)
+				break;
+		}
+		if (!nz) {
+			seterr(err, elen, "backing device (%s) is too small for one zone of %s: use a larger --dev or a smaller --zone",
+			       format_size(backing, b1, sizeof(b1)),
+			       format_size(g->zone, b2, sizeof(b2)));
+			return -EINVAL;
+		}
+	}
+	conv = hm_conv(g, nz);
+	if (conv >= nz) {
+		seterr(err, elen, "%" PRIu64 " conventional zones leave no sequential zone of %" PRIu64 ": use fewer --conv",
+		       conv, nz);
+		return -EINVAL;
+	}
+	need = smr_hm_md_sectors(nz) + conv * zs + (nz - conv) * cap;
+	if (need > avail) {
+		seterr(err, elen, "geometry does not fit: %" PRIu64 " zones need %s on the backing device, it has %s; give a smaller --size",
+		       nz, format_size(need * SECTOR, b1, sizeof(b1)),
+		       format_size(backing, b2, sizeof(b2)));
+		return -EINVAL;
+	}
+	if (conv)
+		opt_add(&o, " conv_zones %" PRIu64, conv);
+	if (cap != zs)
+		opt_add(&o, " zone_capacity %" PRIu64, cap);
+	if (g->max_open >= 0)
+		opt_add(&o, " max_open %" PRId64, g->max_open);
+	if (g->max_active >= 0)
+		opt_add(&o, " max_active %" PRId64, g->max_active);
+	if (g->format)
+		opt_add(&o, " format");
+	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " smr %s host-managed %" PRIu64 "%s%.0d%s",
+			     nz * zs, dev, zs, o.n ? " " : "", o.n, o.s) >= tlen) {
+		seterr(err, elen, "table line too long");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int table_cv(const struct smr_geom *g, const char *dev,
+		    uint64_t backing, char *table, size_t tlen, char *err,
+		    size_t elen)
+{
+	uint64_t bs = g->block_size ? g->block_size : 4096;
+	uint64_t bsec = bs / SECTOR, nb, need, avail = backing / SECTOR;
+	struct optbuf o = { "", 0 };
+	char b1[32], b2[32];
+
+	if (g->did < 0 || g->dnor < 0) {
+		seterr(err, elen, "caveat needs --did N and --dnor N (blocks; 0 <= DNOR <= DID) or --profile");
+		return -EINVAL;
+	}
+	if (g->dnor > g->did || g->did > (1LL << 32)) {
+		seterr(err, elen, "DNOR %" PRId64 " / DID %" PRId64 ": need 0 <= DNOR <= DID <= 2^32",
+		       g->dnor, g->did);
+		return -EINVAL;
+	}
+	if (!is_pow2(bs) || bs < 512 || bs > 65536) {
+		seterr(err, elen, "block size %" PRIu64 ": use a power of two from 512 to 65536",
+		       bs);
+		return -EINVAL;
+	}
+	if (g->size) {
+		nb = g->size / bs;
+	} else {
+		/* md grows with nb: shrink nb until the data and md fit. */
+		nb = avail / bsec;
+		while (nb && cv_md_sectors(nb) + nb * bsec > avail) {
+			uint64_t md = cv_md_sectors(nb);
+
+			nb = md < avail ? (avail - md) / bsec : 0;
+		}
+	}
+	if (!nb) {
+		seterr(err, elen, "no room for a single block: use a larger --dev or --size");
+		return -EINVAL;
+	}
+	need = cv_md_sectors(nb) + nb * bsec;
+	if (need > avail) {
+		seterr(err, elen, "geometry does not fit: %" PRIu64 " blocks need %s on the backing device, it has %s; give a smaller --size",
+		       nb, format_size(need * SECTOR, b1, sizeof(b1)),
+		       format_size(backing, b2, sizeof(b2)));
+		return -EINVAL;
+	}
+	if (g->unshingled > (int64_t)nb) {
+		seterr(err, elen, "unshingled %" PRId64 " exceeds the %" PRIu64 " blocks",
+		       g->unshingled, nb);
+		return -EINVAL;
+	}
+	if (g->block_size)
+		opt_add(&o, " block_size %" PRIu64, bs);
+	if (g->unshingled >= 0)
+		opt_add(&o, " unshingled %" PRId64, g->unshingled);
+	if (g->format)
+		opt_add(&o, " format");
+	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " caveat %s %" PRId64 " %" PRId64 "%s%.0d%s",
+			     nb * bsec, dev, g->did, g->dnor, o.n ? " " : "",
+			     o.n, o.s) >= tlen) {
+		seterr(err, elen, "table line too long");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int smr_compute_table(const struct smr_geom *g, const char *dev,
+		      uint64_t backing, char *table, size_t tlen, char *err,
+		      size_t elen)
+{
+	char b1[32], b2[32];
+
+	if (g->size && g->size > backing) {
+		seterr(err, elen, "--size %s is larger than the backing device (%s)",
+		       format_size(g->size, b1, sizeof(b1)),
+		       format_size(backing, b2, sizeof(b2)));
+		return -EINVAL;
+	}
+	switch (g->model) {
+	case MODEL_DRIVE_MANAGED:
+		return table_dm(g, dev, backing, table, tlen, err, elen);
+	case MODEL_HOST_MANAGED:
+		return table_hm(g, dev, backing, table, tlen, err, elen);
+	case MODEL_CAVEAT:
+		return table_cv(g, dev, backing, table, tlen, err, elen);
+	default:
+		seterr(err, elen, "no model: --model drive-managed|host-managed|caveat or --profile");
+		return -EINVAL;
+	}
+}
+
+/* -------------------------------------------------------- profiles --- */
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int prof_int(const char *v, int64_t *out)
+{
+	uint64_t x;
+
+	if (parse_u64(v, &x) || x > INT64_MAX)
+		return -EINVAL;
+	*out = (int64_t)x;
+	return 0;
+}
+
+static int profile_kv(struct smr_geom *g, const char *k, const char *v)
+{
+	uint64_t x;
+
+	if (!strcmp(k, "description")) {
+		snprintf(g->description, sizeof(g->description), "%s", v);
+		return 0;
+	}
+	if (!strcmp(k, "model")) {
+		g->model = model_parse(v);
+		return g->model == MODEL_NONE ? -EINVAL : 0;
+	}
+	if (!strcmp(k, "size"))
+		return parse_size(v, &g->size);
+	if (!strcmp(k, "band"))
+		return parse_size(v, &g->band);
+	if (!strcmp(k, "cache")) {
+		if (strchr(v, '%')) {
+			g->cache = 0;
+			return parse_ppm(v, &g->cache_ppm);
+		}
+		return parse_size(v, &g->cache);
+	}
+	if (!strcmp(k, "idle_ms"))
+		return prof_int(v, &g->idle_ms);
+	if (!strcmp(k, "policy")) {
+		if (strcmp(v, "fifo") && strcmp(v, "greedy") &&
+		    strcmp(v, "cost-benefit"))
+			return -EINVAL;
+		snprintf(g->policy, sizeof(g->policy), "%s", v);
+		return 0;
+	}
+	if (!strcmp(k, "seq_bypass")) {
+		if (!strcmp(v, "on"))
+			g->seq_bypass = 1;
+		else if (!strcmp(v, "off"))
+			g->seq_bypass = 0;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(k, "zone"))
+		return parse_size(v, &g->zone);
+	if (!strcmp(k, "zone_capacity"))
+		return parse_size(v, &g->zone_cap);
+	if (!strcmp(k, "conv")) {
+		if (strchr(v, '%')) {
+			g->conv = -1;
+			return parse_ppm(v, &g->conv_ppm);
+		}
+		return prof_int(v, &g->conv);
+	}
+	if (!strcmp(k, "max_open"))
+		return prof_int(v, &g->max_open);
+	if (!strcmp(k, "max_active"))
+		return prof_int(v, &g->max_active);
+	if (!strcmp(k, "did"))
+		return prof_int(v, &g->did);
+	if (!strcmp(k, "dnor"))
+		return prof_int(v, &g->dnor);
+	if (!strcmp(k, "unshingled"))
+		return prof_int(v, &g->unshingled);
+	if (!strcmp(k, "block_size")) {
+		if (parse_size(v, &x) || x > 65536)
+			return -EINVAL;
+		g->block_size = (uint32_t)x;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int profile_apply_text(const char *text, const char *fname,
+		       struct smr_geom *g, char *err, size_t elen)
+{
+	char line[512], *k, *v, *eq, *hash;
+	const char *p = text, *nl;
+	int lineno = 0, ret;
+	size_t n;
+
+	while (*p) {
+		lineno++;
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n >= sizeof(line)) {
+			seterr(err, elen, "%s:%d: line too long", fname, lineno);
+			return -EINVAL;
+		}
+		memcpy(line, p, n);
+		line[n] = 0;
+		p += n + (nl ? 1 : 0);
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		k = trim(line);
+		if (!*k)
+			continue;
+		eq = strchr(k, '=');
+		if (!eq) {
+			seterr(err, elen, "%s:%d: expected 'key = value'", fname, lineno);
+			return -EINVAL;
+		}
+		*eq = 0;
+		v = trim(eq + 1);
+		k = trim(k);
+		ret = profile_kv(g, k, v);
+		if (ret == -ENOENT) {
+			seterr(err, elen, "%s:%d: unknown key '%s'", fname, lineno, k);
+			return -EINVAL;
+		}
+		if (ret) {
+			seterr(err, elen, "%s:%d: bad value '%s' for %s", fname, lineno, v, k);
+			return -EINVAL;
+		}
+	}
+	if (g->model == MODEL_NONE) {
+		seterr(err, elen, "%s: no 'model = ...' line", fname);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int profile_load(const char *path, struct smr_geom *g, char *err, size_t elen)
+{
+	char buf[16384];
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		seterr(err, elen, "cannot read profile %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	if (!feof(f)) {
+		fclose(f);
+		seterr(err, elen, "%s: profile too large", path);
+		return -EFBIG;
+	}
+	fclose(f);
+	return profile_apply_text(buf, path, g, err, elen);
+}
+
+/* ------------------------------------------------------------ records --- */
+
+void rec_init(struct rec *r, const char *family, const char *event)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->family, sizeof(r->family), "%s", family);
+	snprintf(r->event, sizeof(r->event), "%s", event);
+}
+
+static struct rec_field *rec_slot(struct rec *r, const char *key)
+{
+	struct rec_field *f;
+
+	if (r->nf >= REC_MAX_FIELDS)
+		return NULL;
+	f = &r->f[r->nf++];
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	return f;
+}
+
+void rec_add_u64(struct rec *r, const char *key, uint64_t v)
+{
+	struct rec_field *f = rec_slot(r, key);
+
+	if (f) {
+		f->is_str = 0;
+		f->u = v;
+	}
+}
+
+void rec_add_str(struct rec *r, const char *key, const char *v)
+{
+	struct rec_field *f = rec_slot(r, key);
+
+	if (f) {
+		f->is_str = 1;
+		snprintf(f->s, sizeof(f->s), "%s", v);
+	}
+}
+
+const struct rec_field *rec_get(const struct rec *r, const char *key)
+{
+	int i;
+
+	for (i = 0; i < r->nf; i++)
+		if (!strcmp(r->f[i].key, key))
+			return &r->f[i];
+	return NULL;
+}
+
+uint64_t rec_u64(const struct rec *r, const char *key, uint64_t dflt)
+{
+	const struct rec_field *f = rec_get(r, key);
+
+	return f && !f->is_str ? f->u : dflt;
+}
+
+int json_string(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+	const unsigned char *p = (const unsigned char *)s;
+
+#define PUT(c) do { if (o + 1 >= len) return -1; out[o++] = (c); } while (0)
+	PUT('"');
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			PUT('\\');
+			PUT(*p);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			if (o + 7 >= len)
+				return -1;
+			o += (size_t)snprintf(out + o, len - o, "\\u%04x", *p);
+		} else {
+			PUT(*p);
+		}
+	}
+	PUT('"');
+#undef PUT
+	out[o] = 0;
+	return (int)o;
+}
+
+int rec_to_json(const struct rec *r, double ts, char *buf, size_t len)
+{
+	char tmp[300];
+	size_t o = 0;
+	int i, n;
+
+#define APPEND(...) do { \
+		n = snprintf(buf + o, len - o, __VA_ARGS__); \
+		if (n < 0 || (size_t)n >= len - o) \
+			return -1; \
+		o += (size_t)n; \
+	} while (0)
+	APPEND("{");
+	if (ts >= 0)
+		APPEND("\"ts\":%.3f,", ts);
+	if (json_string(r->family, tmp, sizeof(tmp)) < 0)
+		return -1;
+	APPEND("\"family\":%s,", tmp);
+	if (json_string(r->event, tmp, sizeof(tmp)) < 0)
+		return -1;
+	APPEND("\"event\":%s,", tmp);
+	if (json_string(r->device, tmp, sizeof(tmp)) < 0)
+		return -1;
+	APPEND("\"device\":%s,\"devt\":\"%u:%u\"", tmp, r->major, r->minor);
+	for (i = 0; i < r->nf; i++) {
+		const struct rec_field *f = &r->f[i];
+		char key[80];
+
+		if (json_string(f->key, key, sizeof(key)) < 0)
+			return -1;
+		if (f->is_str) {
+			if (json_string(f->s, tmp, sizeof(tmp)) < 0)
+				return -1;
+			APPEND(",%s:%s", key, tmp);
+		} else {
+			APPEND(",%s:%" PRIu64, key, f->u);
+		}
+	}
+	APPEND("}");
+#undef APPEND
+	return (int)o;
+}

@@ -1,0 +1,1003 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smrctl: create, inspect and wait on emulated SMR disks (dm-smr,
+ * dm-caveat). Tables through libdevmapper, state through the modules'
+ * generic netlink families, zone reports through libzbd. See smrctl(8).
+ *
+ * Exit status: 0 ok, 1 error (with a message saying what to do), 2 usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libdevmapper.h>
+#include <libgen.h>
+#include <libzbd/zbd.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <linux/fs.h>
+
+#include "smr-nl.h"
+#include "smr-util.h"
+
+#define EXIT_USAGE 2
+
+static const char *prog = "smrctl";
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: smrctl COMMAND ...\n"
+"  create NAME --model drive-managed|host-managed|caveat --dev DEV\n"
+"         [--profile P] [--size SIZE] [--band SIZE] [--cache SIZE|N%%]\n"
+"         [--idle-ms N] [--policy fifo|greedy|cost-benefit] [--no-seq-bypass]\n"
+"         [--zone SIZE] [--zone-capacity SIZE] [--conv N] [--max-open N]\n"
+"         [--max-active N] [--did N] [--dnor N] [--block-size B]\n"
+"         [--unshingled N] [--format] [--dry-run]\n"
+"  remove NAME\n"
+"  status [NAME] [--json]          counters of every device (netlink dump)\n"
+"  watch [--json]                  events as they come\n"
+"  wait-clean NAME [--timeout S]   wait until background cleaning is done\n"
+"  clean NAME | policy NAME P      start cleaning now | change the policy\n"
+"  clear-stats NAME                zero a device's counters\n"
+"  zones NAME                      zone report (host-managed)\n"
+"  dump NAME [--json]              maybe-damaged extents (caveat)\n"
+"  profiles                        the drive profiles there are\n"
+"  events [--rate N] [--reset]     kernel event counters; set the rate limit\n"
+"SIZE takes K/M/G/T suffixes (binary). See smrctl(8).\n");
+}
+
+static void need_root(const char *what)
+{
+	if (geteuid())
+		die("%s needs root: run 'sudo %s'", what, what);
+}
+
+/* ------------------------------------------------------- device-mapper --- */
+
+static char dm_lastmsg[512];
+static int dm_lasterrno;
+
+static void dm_log(int level, const char *file, int line, int dm_errno,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void dm_log(int level, const char *file, int line, int dm_errno,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)file;
+	(void)line;
+	if (level > 3)	/* errors and warnings only */
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dm_lastmsg, sizeof(dm_lastmsg), fmt, ap);
+	va_end(ap);
+	if (dm_errno)
+		dm_lasterrno = dm_errno;
+}
+
+static void dm_init(void)
+{
+	dm_log_with_errno_init(dm_log);
+}
+
+static int dm_exists(const char *name, struct dm_info *info)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_INFO);
+	int ok;
+
+	if (!dmt)
+		die("out of memory");
+	ok = dm_task_set_name(dmt, name) && dm_task_run(dmt) &&
+		dm_task_get_info(dmt, info) && info->exists;
+	dm_task_destroy(dmt);
+	return ok;
+}
+
+/* The target type of @name's live table, or NULL. */
+static char *dm_target_of(const char *name)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_TABLE);
+	uint64_t start, len;
+	char *type = NULL, *params = NULL, *ret = NULL;
+
+	if (!dmt)
+		die("out of memory");
+	if (dm_task_set_name(dmt, name) && dm_task_run(dmt)) {
+		dm_get_next_target(dmt, NULL, &start, &len, &type, &params);
+		if (type)
+			ret = strdup(type);
+	}
+	dm_task_destroy(dmt);
+	return ret;
+}
+
+static void check_smr_dev(const char *name, const char *want)
+{
+	struct dm_info info;
+	char *t;
+
+	if (!dm_exists(name, &info))
+		die("no device-mapper device '%s' (see 'smrctl status' or 'dmsetup ls')", name);
+	t = dm_target_of(name);
+	if (!t || (strcmp(t, "smr") && strcmp(t, "caveat")))
+		die("'%s' is a %s device, not an smr or caveat one", name, t ? t : "table-less");
+	if (want && strcmp(t, want))
+		die("'%s' is a %s device; this needs a %s one", name, t, want);
+	free(t);
+}
+
+/* Send a target message; returns the response (malloc'd, maybe ""). */
+static char *dm_message(const char *name, const char *msg)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_TARGET_MSG);
+	const char *resp;
+	char *ret;
+
+	if (!dmt)
+		die("out of memory");
+	dm_lastmsg[0] = 0;
+	dm_lasterrno = 0;
+	if (!dm_task_set_name(dmt, name) || !dm_task_set_sector(dmt, 0) ||
+	    !dm_task_set_message(dmt, msg) || !dm_task_run(dmt)) {
+		int e = dm_lasterrno ? dm_lasterrno : errno;
+
+		dm_task_destroy(dmt);
+		if (e == EACCES || e == EPERM)
+			die("message '%s' to %s: permission denied: run as root", msg, name);
+		die("message '%s' to %s failed (%s): the kernel log says why ('dmesg | tail')",
+		    msg, name, dm_lastmsg[0] ? dm_lastmsg : strerror(e));
+	}
+	resp = dm_task_get_message_response(dmt);
+	ret = strdup(resp ? resp : "");
+	dm_task_destroy(dmt);
+	return ret;
+}
+
+static int dm_load_create(const char *name, const char *table)
+{
+	uint64_t start, len;
+	char target[32], params[1024];
+	struct dm_task *dmt;
+	uint32_t cookie = 0;
+	int ok, e;
+
+	if (sscanf(table, "%" SCNu64 " %" SCNu64 " %31s %1023[^\n]", &start,
+		   &len, target, params) != 4)
+		die("internal error: bad table '%s'", table);
+	dmt = dm_task_create(DM_DEVICE_CREATE);
+	if (!dmt)
+		die("out of memory");
+	dm_lastmsg[0] = 0;
+	dm_lasterrno = 0;
+	ok = dm_task_set_name(dmt, name) &&
+		dm_task_add_target(dmt, start, len, target, params) &&
+		dm_task_set_cookie(dmt, &cookie, 0) &&
+		dm_task_run(dmt);
+	e = dm_lasterrno ? dm_lasterrno : errno;
+	dm_task_destroy(dmt);
+	if (cookie)
+		dm_udev_wait(cookie);
+	if (ok)
+		return 0;
+	return e ? -e : -EIO;
+}
+
+static int dm_remove(const char *name)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_REMOVE);
+	uint32_t cookie = 0;
+	int ok, e;
+
+	if (!dmt)
+		die("out of memory");
+	dm_lastmsg[0] = 0;
+	dm_lasterrno = 0;
+	ok = dm_task_set_name(dmt, name) && dm_task_retry_remove(dmt) &&
+		dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt);
+	e = dm_lasterrno ? dm_lasterrno : errno;
+	dm_task_destroy(dmt);
+	if (cookie)
+		dm_udev_wait(cookie);
+	return ok ? 0 : (e ? -e : -EIO);
+}
+
+/* Is the target registered (module loaded)? Loads the module if it can. */
+static int target_available(const char *target)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_LIST_VERSIONS);
+	struct dm_versions *v, *last;
+	int found = 0;
+
+	if (!dmt)
+		return 0;
+	if (dm_task_run(dmt)) {
+		v = dm_task_get_versions(dmt);
+		do {
+			last = v;
+			if (!strcmp(v->name, target))
+				found = 1;
+			v = (struct dm_versions *)((char *)v + v->next);
+		} while (last != v);
+	}
+	dm_task_destroy(dmt);
+	return found;
+}
+
+/* ----------------------------------------------------------- profiles --- */
+
+static void profile_dir(char *out, size_t len)
+{
+	const char *env = getenv("SMRCTL_PROFILES");
+	char exe[PATH_MAX - 64];
+	ssize_t n;
+
+	if (env) {
+		snprintf(out, len, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		struct stat st;
+
+		exe[n] = 0;
+		/* Beside the binary (the source tree), or PREFIX/share. */
+		snprintf(out, len, "%s/profiles", dirname(exe));
+		if (!stat(out, &st) && S_ISDIR(st.st_mode))
+			return;
+		snprintf(out, len, "%s/../share/smrctl/profiles", exe);
+		if (!stat(out, &st) && S_ISDIR(st.st_mode))
+			return;
+	}
+	snprintf(out, len, "/usr/share/smrctl/profiles");
+}
+
+static void load_profile(const char *p, struct smr_geom *g)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300], err[512];
+
+	if (strchr(p, '/')) {
+		snprintf(path, sizeof(path), "%s", p);
+	} else {
+		profile_dir(dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/%s.profile", dir, p);
+	}
+	if (access(path, R_OK))
+		die("no profile '%s' (%s): 'smrctl profiles' lists them", p, path);
+	if (profile_load(path, g, err, sizeof(err)))
+		die("%s", err);
+}
+
+static int cmd_profiles(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300], err[512];
+	struct dirent **ents;
+	int n, i;
+
+	profile_dir(dir, sizeof(dir));
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0)
+		die("cannot read the profile directory %s: %s (set SMRCTL_PROFILES)",
+		    dir, strerror(errno));
+	for (i = 0; i < n; i++) {
+		char *dot = strrchr(ents[i]->d_name, '.');
+		struct smr_geom g;
+
+		if (dot && !strcmp(dot, ".profile")) {
+			geom_init(&g);
+			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+			*dot = 0;
+			if (profile_load(path, &g, err, sizeof(err)))
+				printf("%-22s (broken: %s)\n", ents[i]->d_name, err);
+			else
+				printf("%-22s %-14s %s\n", ents[i]->d_name,
+				       model_name(g.model), g.description);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return 0;
+}
+
+/* ------------------------------------------------------------- create --- */
+
+static uint64_t size_arg(const char *opt, const char *v)
+{
+	uint64_t b;
+
+	if (parse_size(v, &b))
+		die("%s '%s': give a size like 4096, 32K, 256M, 1G", opt, v);
+	return b;
+}
+
+static int64_t int_arg(const char *opt, const char *v)
+{
+	uint64_t x;
+
+	if (parse_u64(v, &x) || x > INT64_MAX)
+		die("%s '%s': give a non-negative whole number", opt, v);
+	return (int64_t)x;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	enum { O_MODEL = 256, O_DEV, O_PROFILE, O_SIZE, O_BAND, O_CACHE,
+	       O_IDLE, O_POLICY, O_NOBYP, O_ZONE, O_ZCAP, O_CONV, O_MAXOPEN,
+	       O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY };
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, O_MODEL },
+		{ "dev", required_argument, NULL, O_DEV },
+		{ "profile", required_argument, NULL, O_PROFILE },
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "band", required_argument, NULL, O_BAND },
+		{ "cache", required_argument, NULL, O_CACHE },
+		{ "idle-ms", required_argument, NULL, O_IDLE },
+		{ "policy", required_argument, NULL, O_POLICY },
+		{ "no-seq-bypass", no_argument, NULL, O_NOBYP },
+		{ "zone", required_argument, NULL, O_ZONE },
+		{ "zone-capacity", required_argument, NULL, O_ZCAP },
+		{ "conv", required_argument, NULL, O_CONV },
+		{ "max-open", required_argument, NULL, O_MAXOPEN },
+		{ "max-active", required_argument, NULL, O_MAXACT },
+		{ "did", required_argument, NULL, O_DID },
+		{ "dnor", required_argument, NULL, O_DNOR },
+		{ "block-size", required_argument, NULL, O_BS },
+		{ "unshingled", required_argument, NULL, O_UNSH },
+		{ "format", no_argument, NULL, O_FORMAT },
+		{ "dry-run", no_argument, NULL, O_DRY },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* Options apply after the profile, whatever their order. */
+	struct { int opt; const char *arg; } given[64];
+	const char *name = NULL, *dev = NULL, *profile = NULL;
+	char table[1024], err[512], b1[32], real[PATH_MAX];
+	struct smr_geom g;
+	struct dm_info info;
+	uint64_t backing = 0;
+	int c, i, ng = 0, dry = 0, fd, ret;
+
+	geom_init(&g);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == '?')
+			exit(EXIT_USAGE);
+		if (c == O_DEV)
+			dev = optarg;
+		else if (c == O_PROFILE)
+			profile = optarg;
+		else if (c == O_DRY)
+			dry = 1;
+		else if (ng < 64)
+			given[ng].opt = c, given[ng++].arg = optarg;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "usage: smrctl create NAME --model M --dev DEV [options] (smrctl --help)\n");
+		exit(EXIT_USAGE);
+	}
+	name = argv[optind];
+	if (strlen(name) >= 128 || strchr(name, '/') || !*name)
+		die("device name '%s': up to 127 characters, no '/'", name);
+	if (!dev)
+		die("create needs the backing device: --dev /dev/sdX (a disk, partition, LV or loop device)");
+	if (profile)
+		load_profile(profile, &g);
+	for (i = 0; i < ng; i++) {
+		const char *a = given[i].arg;
+
+		switch (given[i].opt) {
+		case O_MODEL:
+			g.model = model_parse(a);
+			if (g.model == MODEL_NONE)
+				die("--model '%s': use drive-managed, host-managed or caveat", a);
+			break;
+		case O_SIZE: g.size = size_arg("--size", a); break;
+		case O_BAND: g.band = size_arg("--band", a); break;
+		case O_CACHE:
+			if (strchr(a, '%')) {
+				g.cache = 0;
+				if (parse_ppm(a, &g.cache_ppm))
+					die("--cache '%s': a size (1G) or a share of the size (1%%)", a);
+			} else {
+				g.cache = size_arg("--cache", a);
+			}
+			break;
+		case O_IDLE: g.idle_ms = int_arg("--idle-ms", a); break;
+		case O_POLICY: snprintf(g.policy, sizeof(g.policy), "%s", a); break;
+		case O_NOBYP: g.seq_bypass = 0; break;
+		case O_ZONE: g.zone = size_arg("--zone", a); break;
+		case O_ZCAP: g.zone_cap = size_arg("--zone-capacity", a); break;
+		case O_CONV: g.conv = int_arg("--conv", a); break;
+		case O_MAXOPEN: g.max_open = int_arg("--max-open", a); break;
+		case O_MAXACT: g.max_active = int_arg("--max-active", a); break;
+		case O_DID: g.did = int_arg("--did", a); break;
+		case O_DNOR: g.dnor = int_arg("--dnor", a); break;
+		case O_BS: g.block_size = (uint32_t)size_arg("--block-size", a); break;
+		case O_UNSH: g.unshingled = int_arg("--unshingled", a); break;
+		case O_FORMAT: g.format = 1; break;
+		}
+	}
+	if (!realpath(dev, real))
+		die("backing device %s: %s", dev, strerror(errno));
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EACCES)
+			die("cannot open %s: permission denied: run as root", real);
+		die("cannot open %s: %s", real, strerror(errno));
+	}
+	if (ioctl(fd, BLKGETSIZE64, &backing)) {
+		struct stat st;
+
+		/* --dry-run on an image file: size the table for it. */
+		if (dry && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
+			backing = (uint64_t)st.st_size;
+			goto sized;
+		}
+		close(fd);
+		die("%s is not a block device: use a disk, partition, LV or 'losetup -f --show FILE'", real);
+	}
+sized:
+	close(fd);
+	ret = smr_compute_table(&g, real, backing, table, sizeof(table), err, sizeof(err));
+	if (ret)
+		die("%s", err);
+	if (dry) {
+		printf("%s\n", table);
+		return 0;
+	}
+	need_root("smrctl create");
+	dm_init();
+	if (dm_exists(name, &info))
+		die("a device named '%s' exists already: pick another name or 'smrctl remove %s'", name, name);
+	/* The kernel loads dm-<target> on the first table that names it. */
+	ret = dm_load_create(name, table);
+	if (ret == -EINVAL && !target_available(g.model == MODEL_CAVEAT ? "caveat" : "smr"))
+		die("the '%s' target is not available: load the module ('modprobe dm-%s') or install it ('make install' in the dm-smr tree)",
+		    g.model == MODEL_CAVEAT ? "caveat" : "smr",
+		    g.model == MODEL_CAVEAT ? "caveat" : "smr");
+	if (ret == -EBUSY)
+		die("the backing device %s is busy (mounted, or used by another dm device?): free it first; table was: %s",
+		    real, table);
+	if (ret == -EACCES || ret == -EPERM)
+		die("permission denied: run as root");
+	if (ret)
+		die("the kernel refused the table '%s' (%s): 'dmesg | tail' says why (geometry mismatch with what is on %s? add --format to start over)",
+		    table, dm_lastmsg[0] ? dm_lastmsg : strerror(-ret), real);
+	printf("created /dev/mapper/%s: %s %s over %s\n", name, model_name(g.model),
+	       format_size(strtoull(strchr(table, ' ') + 1, NULL, 10) * 512, b1, sizeof(b1)),
+	       real);
+	printf("table: %s\n", table);
+	return 0;
+}
+
+static int cmd_remove(int argc, char **argv)
+{
+	struct dm_info info;
+	int ret;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: smrctl remove NAME\n");
+		exit(EXIT_USAGE);
+	}
+	need_root("smrctl remove");
+	dm_init();
+	check_smr_dev(argv[1], NULL);
+	if (!dm_exists(argv[1], &info))
+		die("no device '%s'", argv[1]);
+	if (info.open_count)
+		die("%s is busy (open %d times): unmount it or stop what uses it ('fuser -vm /dev/mapper/%s')",
+		    argv[1], info.open_count, argv[1]);
+	ret = dm_remove(argv[1]);
+	if (ret == -EBUSY)
+		die("%s is busy: unmount it or stop what uses it ('fuser -vm /dev/mapper/%s')",
+		    argv[1], argv[1]);
+	if (ret)
+		die("removing %s failed: %s", argv[1], dm_lastmsg[0] ? dm_lastmsg : strerror(-ret));
+	return 0;
+}
+
+/* ------------------------------------------------------------- status --- */
+
+struct status_ctx {
+	int json;
+	int n;
+};
+
+static int status_cb(const struct rec *r, void *arg)
+{
+	struct status_ctx *s = arg;
+	char buf[4096];
+	int i;
+
+	s->n++;
+	if (s->json) {
+		if (rec_to_json(r, -1, buf, sizeof(buf)) > 0)
+			printf("%s\n", buf);
+		return 0;
+	}
+	printf("%s (%u:%u) %s\n", r->device, r->major, r->minor, r->family);
+	for (i = 0; i < r->nf; i++) {
+		if (r->f[i].is_str)
+			printf("  %-22s %s\n", r->f[i].key, r->f[i].s);
+		else if (!strcmp(r->f[i].key, "wa_milli"))
+			printf("  %-22s %" PRIu64 ".%03" PRIu64 "\n", "wa",
+			       r->f[i].u / 1000, r->f[i].u % 1000);
+		else
+			printf("  %-22s %" PRIu64 "\n", r->f[i].key, r->f[i].u);
+	}
+	return 0;
+}
+
+static void nl_open_or_die(struct smrnl *n)
+{
+	int ret = smrnl_open(n);
+
+	if (ret)
+		die("cannot open a generic netlink socket: %s", strerror(-ret));
+	if (n->fam[FAM_SMR] < 0 && n->fam[FAM_CAVEAT] < 0)
+		die("neither dm-smr nor dm-caveat is loaded: run 'modprobe dm-smr' (or 'modprobe dm-caveat')");
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct status_ctx s = { 0 };
+	const char *name = NULL;
+	struct smrnl n;
+	int i, fam, ret, found = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			s.json = 1;
+		else if (argv[i][0] != '-' && !name)
+			name = argv[i];
+		else {
+			fprintf(stderr, "usage: smrctl status [NAME] [--json]\n");
+			exit(EXIT_USAGE);
+		}
+	}
+	nl_open_or_die(&n);
+	for (fam = 0; fam < NR_FAMS; fam++) {
+		if (n.fam[fam] < 0)
+			continue;
+		ret = smrnl_dump(&n, fam, name, status_cb, &s);
+		if (!ret)
+			found = 1;
+		else if (!(name && ret == -ENODEV))
+			die("%s dump: %s", smrnl_family_name[fam], n.errmsg[0] ? n.errmsg : smrnl_strerror(ret));
+	}
+	smrnl_close(&n);
+	if (name && !found)
+		die("no smr or caveat device named '%s' ('smrctl status' lists them)", name);
+	if (!s.n && !s.json)
+		printf("no smr or caveat devices\n");
+	return 0;
+}
+
+static int cmd_events(int argc, char **argv)
+{
+	int64_t rate = -1;
+	int reset = 0, i, fam, ret;
+	struct smrnl n;
+	struct rec r;
+	char buf[1024];
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rate") && i + 1 < argc)
+			rate = int_arg("--rate", argv[++i]);
+		else if (!strcmp(argv[i], "--reset"))
+			reset = 1;
+		else {
+			fprintf(stderr, "usage: smrctl events [--rate N] [--reset]\n");
+			exit(EXIT_USAGE);
+		}
+	}
+	nl_open_or_die(&n);
+	for (fam = 0; fam < NR_FAMS; fam++) {
+		if (n.fam[fam] < 0)
+			continue;
+		if (rate >= 0 || reset) {
+			ret = smrnl_set(&n, fam, rate, reset, NULL);
+			if (ret)
+				die("%s: %s", smrnl_family_name[fam],
+				    n.errmsg[0] ? n.errmsg : smrnl_strerror(ret));
+		}
+		ret = smrnl_stats(&n, fam, &r);
+		if (ret)
+			die("%s: %s", smrnl_family_name[fam], smrnl_strerror(ret));
+		snprintf(r.device, sizeof(r.device), "%s", "");
+		if (rec_to_json(&r, -1, buf, sizeof(buf)) > 0)
+			printf("%s\n", buf);
+	}
+	smrnl_close(&n);
+	return 0;
+}
+
+/* -------------------------------------------------------------- watch --- */
+
+static int watch_json;
+
+static int watch_cb(const struct rec *r, void *arg)
+{
+	char buf[4096];
+	struct timespec ts;
+	int i;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (watch_json) {
+		if (rec_to_json(r, ts.tv_sec + ts.tv_nsec / 1e9, buf, sizeof(buf)) > 0)
+			printf("%s\n", buf);
+	} else {
+		struct tm tm;
+
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+		printf("%s.%03ld %s %s", buf, ts.tv_nsec / 1000000, r->device, r->event);
+		for (i = 0; i < r->nf; i++) {
+			if (r->f[i].is_str)
+				printf(" %s=%s", r->f[i].key, r->f[i].s);
+			else
+				printf(" %s=%" PRIu64, r->f[i].key, r->f[i].u);
+		}
+		printf("\n");
+	}
+	fflush(stdout);
+	return 0;
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	struct smrnl_ev e;
+	struct pollfd p;
+	int ret;
+
+	if (argc == 2 && !strcmp(argv[1], "--json"))
+		watch_json = 1;
+	else if (argc != 1) {
+		fprintf(stderr, "usage: smrctl watch [--json]\n");
+		exit(EXIT_USAGE);
+	}
+	ret = smrnl_ev_open(&e, watch_cb, NULL);
+	if (ret)
+		die("cannot open a generic netlink socket: %s", strerror(-ret));
+	if (e.grp[FAM_SMR] < 0 && e.grp[FAM_CAVEAT] < 0)
+		fprintf(stderr, "smrctl: neither dm-smr nor dm-caveat is loaded; waiting for them ('modprobe dm-smr')\n");
+	p.fd = smrnl_ev_fd(&e);
+	p.events = POLLIN;
+	for (;;) {
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		ret = smrnl_ev_recv(&e);
+		if (ret)
+			die("netlink: %s", strerror(-ret));
+	}
+}
+
+/* --------------------------------------------------------- wait-clean --- */
+
+struct wc_ctx {
+	const char *name;
+	int done;
+	double clean_s;		/* cleaning time reported */
+	int found;
+	int is_dm;
+	struct rec last;
+};
+
+static int wc_event(const struct rec *r, void *arg)
+{
+	struct wc_ctx *w = arg;
+
+	if (strcmp(r->family, "dm-smr") || strcmp(r->device, w->name))
+		return 0;
+	if (!strcmp(r->event, "idle_clean")) {
+		w->done = 1;
+		w->clean_s = rec_u64(r, "clean_ms", 0) / 1000.0;
+	}
+	return 0;
+}
+
+static int wc_dump(const struct rec *r, void *arg)
+{
+	struct wc_ctx *w = arg;
+	const struct rec_field *f = rec_get(r, "state"), *m = rec_get(r, "mode");
+
+	w->found = 1;
+	w->last = *r;
+	w->is_dm = m && m->is_str && !strcmp(m->s, "drive-managed");
+	if (w->is_dm && f && f->is_str && !strcmp(f->s, "idle") &&
+	    rec_u64(r, "dirty_bands", 1) == 0 && rec_u64(r, "cache_used", 1) == 0) {
+		w->done = 1;
+		w->clean_s = rec_u64(r, "clean_ms_since_busy", 0) / 1000.0;
+	}
+	return 0;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmd_wait_clean(int argc, char **argv)
+{
+	struct wc_ctx w = { 0 };
+	double timeout = -1, t0 = mono(), left;
+	struct smrnl_ev e;
+	struct pollfd p;
+	int ret, i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			char *end;
+
+			timeout = strtod(argv[++i], &end);
+			if (*end || timeout < 0)
+				die("--timeout '%s': seconds, e.g. 600", argv[i]);
+		} else if (argv[i][0] != '-' && !w.name) {
+			w.name = argv[i];
+		} else {
+			fprintf(stderr, "usage: smrctl wait-clean NAME [--timeout S]\n");
+			exit(EXIT_USAGE);
+		}
+	}
+	if (!w.name) {
+		fprintf(stderr, "usage: smrctl wait-clean NAME [--timeout S]\n");
+		exit(EXIT_USAGE);
+	}
+	/* Listen first, then look: an event between the two is not lost. */
+	ret = smrnl_ev_open(&e, wc_event, &w);
+	if (ret)
+		die("cannot open a generic netlink socket: %s", strerror(-ret));
+	if (e.ctl.fam[FAM_SMR] < 0)
+		die("dm-smr is not loaded: run 'modprobe dm-smr'");
+	p.fd = smrnl_ev_fd(&e);
+	p.events = POLLIN;
+	for (;;) {
+		ret = smrnl_dump(&e.ctl, FAM_SMR, w.name, wc_dump, &w);
+		if (ret == -ENODEV || (!ret && !w.found))
+			die("no smr device named '%s' ('smrctl status' lists them)", w.name);
+		if (ret)
+			die("dm-smr: %s", smrnl_strerror(ret));
+		if (!w.is_dm)
+			die("%s is not a drive-managed device: it has no cache to clean", w.name);
+		if (w.done)
+			break;
+		left = timeout < 0 ? 1 : timeout - (mono() - t0);
+		if (left <= 0) {
+			fprintf(stderr, "%s: %s not clean after %.1f s: cache %" PRIu64 "/%" PRIu64
+				" blocks, %" PRIu64 " dirty bands, state %s (background cleaning needs the device idle for idle_ms; idle_ms 0 means never: run 'smrctl clean %s')\n",
+				prog, w.name, mono() - t0, rec_u64(&w.last, "cache_used", 0),
+				rec_u64(&w.last, "cache_total", 0),
+				rec_u64(&w.last, "dirty_bands", 0),
+				rec_get(&w.last, "state") ? rec_get(&w.last, "state")->s : "?",
+				w.name);
+			return 1;
+		}
+		/* Wake on an event, or re-read the counters every second. */
+		ret = poll(&p, 1, (int)((left < 1 ? left : 1) * 1000) + 1);
+		if (ret > 0) {
+			ret = smrnl_ev_recv(&e);
+			if (ret)
+				die("netlink: %s", strerror(-ret));
+			if (w.done)
+				break;
+		}
+	}
+	printf("clean after %.1f s; cleaning time %.1f s\n", mono() - t0, w.clean_s);
+	smrnl_ev_close(&e);
+	return 0;
+}
+
+/* ------------------------------------------------- messages, zones ... --- */
+
+static int cmd_message(int argc, char **argv, const char *what)
+{
+	char msg[128];
+	char *resp;
+
+	if ((!strcmp(what, "policy") && argc != 3) ||
+	    (strcmp(what, "policy") && argc != 2)) {
+		fprintf(stderr, "usage: smrctl %s NAME%s\n", what,
+			!strcmp(what, "policy") ? " fifo|greedy|cost-benefit" : "");
+		exit(EXIT_USAGE);
+	}
+	dm_init();
+	check_smr_dev(argv[1], strcmp(what, "clear-stats") ? "smr" : NULL);
+	if (!strcmp(what, "policy"))
+		snprintf(msg, sizeof(msg), "policy %s", argv[2]);
+	else if (!strcmp(what, "clear-stats"))
+		snprintf(msg, sizeof(msg), "clear_stats");
+	else
+		snprintf(msg, sizeof(msg), "clean");
+	resp = dm_message(argv[1], msg);
+	if (*resp)
+		printf("%s\n", resp);
+	free(resp);
+	return 0;
+}
+
+static int cmd_zones(int argc, char **argv)
+{
+	char path[PATH_MAX];
+	struct zbd_info info;
+	struct zbd_zone *z = NULL;
+	unsigned int nr = 0, i;
+	int fd;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: smrctl zones NAME\n");
+		exit(EXIT_USAGE);
+	}
+	snprintf(path, sizeof(path), "/dev/mapper/%s", argv[1]);
+	zbd_set_log_level(ZBD_LOG_NONE);
+	fd = zbd_open(path, O_RDONLY, &info);
+	if (fd < 0) {
+		if (access(path, F_OK))
+			die("%s does not exist ('smrctl status' lists the devices)", path);
+		if (access(path, R_OK))
+			die("cannot open %s: permission denied: run as root", path);
+		die("%s is not a zoned device: zone reports are for host-managed devices", path);
+	}
+	if (zbd_list_zones(fd, 0, 0, ZBD_RO_ALL, &z, &nr)) {
+		zbd_close(fd);
+		die("zone report of %s failed: %s", path, strerror(errno));
+	}
+	printf("%s: %u zones of %llu sectors, max open %u, max active %u\n", path,
+	       info.nr_zones, info.zone_size >> 9, info.max_nr_open_zones,
+	       info.max_nr_active_zones);
+	printf("%12s %10s %10s %12s %-4s %s\n", "start", "len", "cap", "wp", "type", "cond");
+	for (i = 0; i < nr; i++) {
+		const char *cond;
+
+		switch (z[i].cond) {
+		case ZBD_ZONE_COND_NOT_WP: cond = "nw"; break;
+		case ZBD_ZONE_COND_EMPTY: cond = "em"; break;
+		case ZBD_ZONE_COND_IMP_OPEN: cond = "oi"; break;
+		case ZBD_ZONE_COND_EXP_OPEN: cond = "oe"; break;
+		case ZBD_ZONE_COND_CLOSED: cond = "cl"; break;
+		case ZBD_ZONE_COND_READONLY: cond = "ro"; break;
+		case ZBD_ZONE_COND_FULL: cond = "fu"; break;
+		case ZBD_ZONE_COND_OFFLINE: cond = "of"; break;
+		default: cond = "?"; break;
+		}
+		printf("%12llu %10llu %10llu %12llu %-4s %s\n", z[i].start >> 9,
+		       z[i].len >> 9, z[i].capacity >> 9, z[i].wp >> 9,
+		       z[i].type == ZBD_ZONE_TYPE_CNV ? "conv" : "seq", cond);
+	}
+	free(z);
+	zbd_close(fd);
+	return 0;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	uint64_t nr_blocks = 0, start = 0, a, l, total = 0, ext = 0;
+	int json = 0, i, first = 1;
+	const char *name = NULL;
+	char msg[96], *resp, *tok, *save, *p;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] != '-' && !name)
+			name = argv[i];
+		else {
+			fprintf(stderr, "usage: smrctl dump NAME [--json]\n");
+			exit(EXIT_USAGE);
+		}
+	}
+	if (!name) {
+		fprintf(stderr, "usage: smrctl dump NAME [--json]\n");
+		exit(EXIT_USAGE);
+	}
+	dm_init();
+	check_smr_dev(name, "caveat");
+	resp = dm_message(name, "modsense");
+	p = strstr(resp, "capacity ");
+	if (!p || sscanf(p, "capacity %" SCNu64, &nr_blocks) != 1)
+		die("unexpected modsense reply from %s: '%s'", name, resp);
+	free(resp);
+	if (json)
+		printf("{\"device\":\"%s\",\"capacity\":%" PRIu64 ",\"damaged\":[", name, nr_blocks);
+	else
+		printf("# maybe-damaged extents of %s (blocks): start length\n", name);
+	while (start < nr_blocks) {
+		uint64_t next = nr_blocks;
+
+		snprintf(msg, sizeof(msg), "dump %" PRIu64 " %" PRIu64, start,
+			 nr_blocks - start);
+		resp = dm_message(name, msg);
+		for (tok = strtok_r(resp, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			if (!strcmp(tok, "truncated")) {
+				tok = strtok_r(NULL, " ", &save);
+				if (!tok || sscanf(tok, "next=%" SCNu64, &next) != 1)
+					die("unexpected dump reply from %s", name);
+				break;
+			}
+			if (sscanf(tok, "%" SCNu64 "+%" SCNu64, &a, &l) != 2)
+				die("unexpected dump token '%s' from %s", tok, name);
+			ext++;
+			total += l;
+			if (json)
+				printf("%s[%" PRIu64 ",%" PRIu64 "]", first ? "" : ",", a, l);
+			else
+				printf("%" PRIu64 " %" PRIu64 "\n", a, l);
+			first = 0;
+		}
+		free(resp);
+		if (next <= start)
+			die("dump of %s made no progress at block %" PRIu64, name, start);
+		start = next;
+	}
+	if (json)
+		printf("],\"extents\":%" PRIu64 ",\"damaged_blocks\":%" PRIu64 "}\n", ext, total);
+	else
+		printf("# %" PRIu64 " extents, %" PRIu64 " of %" PRIu64 " blocks maybe damaged\n",
+		       ext, total, nr_blocks);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[1];
+	argc--;
+	argv++;
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "create"))
+		return cmd_create(argc, argv);
+	if (!strcmp(cmd, "remove"))
+		return cmd_remove(argc, argv);
+	if (!strcmp(cmd, "status"))
+		return cmd_status(argc, argv);
+	if (!strcmp(cmd, "watch"))
+		return cmd_watch(argc, argv);
+	if (!strcmp(cmd, "wait-clean"))
+		return cmd_wait_clean(argc, argv);
+	if (!strcmp(cmd, "clean") || !strcmp(cmd, "policy") ||
+	    !strcmp(cmd, "clear-stats"))
+		return cmd_message(argc, argv, cmd);
+	if (!strcmp(cmd, "zones"))
+		return cmd_zones(argc, argv);
+	if (!strcmp(cmd, "dump"))
+		return cmd_dump(argc, argv);
+	if (!strcmp(cmd, "profiles"))
+		return cmd_profiles();
+	if (!strcmp(cmd, "events"))
+		return cmd_events(argc, argv);
+	fprintf(stderr, "smrctl: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for smr-util.c (no kernel, no VM): sizes, table computation,
+ * profile parsing, JSON output. TAP on stdout; exit 1 on any failure.
+ *   ./test-units [PROFILE_DIR]   (default: profiles/ next to the binary)
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "smr-util.h"
+
+static int n_tests, n_fail;
+
+static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	n_tests++;
+	if (!cond)
+		n_fail++;
+	printf("%sok %d - ", cond ? "" : "not ", n_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static void eq_str(const char *got, const char *want, const char *what)
+{
+	ok(!strcmp(got, want), "%s", what);
+	if (strcmp(got, want))
+		printf("#   got:  '%s'\n#   want: '%s'\n", got, want);
+}
+
+#define MiB (1ULL << 20)
+#define GiB (1ULL << 30)
+
+static void test_sizes(void)
+{
+	static const struct { const char *s; uint64_t v; } good[] = {
+		{ "0", 0 }, { "4096", 4096 }, { "4096B", 4096 }, { "32K", 32768 },
+		{ "32k", 32768 }, { "32KiB", 32768 }, { "256M", 256 * MiB },
+		{ "1G", GiB }, { "1.5G", 3 * GiB / 2 }, { "2T", 2ULL << 40 },
+		{ "8s", 4096 }, { "1GB", GiB },
+	};
+	static const char *const bad[] = {
+		"", "M", "-1", "1X", "1.G", "1 G", "1GiBx", "99999999999999999999",
+		"20000000P", NULL,
+	};
+	char buf[32];
+	uint64_t v;
+	uint32_t ppm;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		int r = parse_size(good[i].s, &v);
+
+		ok(!r && v == good[i].v, "parse_size(\"%s\") = %" PRIu64, good[i].s, good[i].v);
+	}
+	for (i = 0; bad[i]; i++)
+		ok(parse_size(bad[i], &v) != 0, "parse_size(\"%s\") is refused", bad[i]);
+	ok(!parse_ppm("1%", &ppm) && ppm == 10000, "parse_ppm 1%%");
+	ok(!parse_ppm("0.25%", &ppm) && ppm == 2500, "parse_ppm 0.25%%");
+	ok(!parse_ppm("100%", &ppm) && ppm == 1000000, "parse_ppm 100%%");
+	ok(parse_ppm("101%", &ppm) != 0, "parse_ppm 101%% refused");
+	ok(parse_ppm("0%", &ppm) != 0, "parse_ppm 0%% refused");
+	ok(parse_ppm("5", &ppm) != 0, "parse_ppm without %% refused");
+	ok(!parse_u64("12", &v) && v == 12, "parse_u64 12");
+	ok(parse_u64("12a", &v) != 0 && parse_u64("-3", &v) != 0, "parse_u64 junk refused");
+	eq_str(format_size(32 * MiB, buf, sizeof(buf)), "32 MiB", "format_size 32 MiB");
+	eq_str(format_size(3 * GiB / 2, buf, sizeof(buf)), "1.50 GiB", "format_size 1.5 GiB");
+	eq_str(format_size(100, buf, sizeof(buf)), "100 B", "format_size 100 B");
+}
+
+/* Check a computed table: fields, and the backing-size arithmetic. */
+static void test_tables(void)
+{
+	struct smr_geom g;
+	char t[1024], err[512];
+	uint64_t len, band, cache, md, need;
+	int r;
+
+	/* drive-managed, explicit size, band and cache */
+	geom_init(&g);
+	g.model = MODEL_DRIVE_MANAGED;
+	g.size = GiB;
+	g.band = 32 * MiB;
+	g.cache = 64 * MiB;
+	r = smr_compute_table(&g, "/dev/vda", 2 * GiB, t, sizeof(t), err, sizeof(err));
+	ok(!r, "dm table computed (%s)", r ? err : "");
+	eq_str(t, "0 2097152 smr /dev/vda drive-managed 65536 2 cache_sectors 131072",
+	       "dm table, 1G / 32M bands / 64M cache");
+
+	/* options in the kernel's order and count */
+	g.idle_ms = 0;
+	snprintf(g.policy, sizeof(g.policy), "greedy");
+	g.seq_bypass = 0;
+	g.format = 1;
+	smr_compute_table(&g, "/dev/vda", 2 * GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(t, "0 2097152 smr /dev/vda drive-managed 65536 9 cache_sectors 131072 idle_ms 0 policy greedy seq_bypass off format",
+	       "dm table with every option");
+
+	/* size rounds down to whole bands */
+	geom_init(&g);
+	g.model = MODEL_DRIVE_MANAGED;
+	g.size = GiB + 10 * MiB;
+	g.band = 30 * MiB;
+	smr_compute_table(&g, "/dev/x", 4 * GiB, t, sizeof(t), err, sizeof(err));
+	ok(sscanf(t, "0 %" SCNu64, &len) == 1 && len == 34 * 61440,
+	   "dm size rounded down to 34 bands of 30 MiB (%s)", t);
+	/* default cache: 1% of the length, at least a band */
+	ok(strstr(t, " cache_sectors 61440") != NULL, "dm default cache is one band when 1%% is less");
+
+	/* auto size: fits, and one more band would not */
+	geom_init(&g);
+	g.model = MODEL_DRIVE_MANAGED;
+	g.band = 4 * MiB;
+	g.cache_ppm = 100000;	/* 10% */
+	r = smr_compute_table(&g, "/dev/x", 512 * MiB, t, sizeof(t), err, sizeof(err));
+	ok(!r, "dm auto size computed (%s)", r ? err : t);
+	sscanf(t, "0 %" SCNu64 " smr /dev/x drive-managed %" SCNu64 " 2 cache_sectors %" SCNu64,
+	       &len, &band, &cache);
+	md = smr_dm_md_sectors(len, band, cache);
+	need = md + cache + band + len;
+	ok(len % band == 0 && need <= 512 * MiB / 512, "dm auto size fits (%" PRIu64 " <= %llu)",
+	   need, 512 * MiB / 512);
+	ok(cache >= len / 10 && cache % 8 == 0, "dm auto cache is 10%% of the length");
+	{
+		uint64_t l2 = len + band, c2 = (l2 / 10 + 7) / 8 * 8;
+
+		ok(smr_dm_md_sectors(l2, band, c2) + c2 + band + l2 > 512 * MiB / 512,
+		   "dm auto size is the largest that fits");
+	}
+
+	/* errors that tell what to do */
+	geom_init(&g);
+	g.model = MODEL_DRIVE_MANAGED;
+	ok(smr_compute_table(&g, "/dev/x", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "--band"), "dm without a band asks for --band (%s)", err);
+	g.band = 1000 * 1000;
+	ok(smr_compute_table(&g, "/dev/x", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "multiple of 4 KiB"), "dm band not 4 KiB aligned refused (%s)", err);
+	g.band = 512 * MiB;
+	ok(smr_compute_table(&g, "/dev/x", 4 * GiB, t, sizeof(t), err, sizeof(err)) != 0,
+	   "dm band over 256 MiB refused");
+	g.band = 32 * MiB;
+	g.size = GiB;
+	ok(smr_compute_table(&g, "/dev/x", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "does not fit"), "dm geometry that does not fit is refused with sizes (%s)", err);
+	g.size = 0;
+	ok(smr_compute_table(&g, "/dev/x", 40 * MiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "too small"), "dm backing too small for a band (%s)", err);
+	g.size = 8 * GiB;
+	ok(smr_compute_table(&g, "/dev/x", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "larger than the backing"), "size over the backing refused (%s)", err);
+	g.size = GiB;
+	snprintf(g.policy, sizeof(g.policy), "lru");
+	ok(smr_compute_table(&g, "/dev/x", 4 * GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "fifo, greedy or cost-benefit"), "unknown policy refused (%s)", err);
+
+	/* host-managed */
+	geom_init(&g);
+	g.model = MODEL_HOST_MANAGED;
+	g.size = 4 * GiB;
+	g.zone = 64 * MiB;
+	g.conv = 2;
+	g.max_open = 8;
+	r = smr_compute_table(&g, "/dev/sdb", 5 * GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(r ? err : t, "0 8388608 smr /dev/sdb host-managed 131072 4 conv_zones 2 max_open 8",
+	       "hm table as the README example");
+	geom_init(&g);
+	g.model = MODEL_HOST_MANAGED;
+	g.size = 256 * MiB;
+	g.zone = 16 * MiB;
+	smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(t, "0 524288 smr /dev/sdb host-managed 32768", "hm table without options");
+	g.zone = 48 * MiB;
+	ok(smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "power of two"), "hm zone not a power of two refused (%s)", err);
+	/* auto: 1 GiB backing, 16 MiB zones: 63 zones (1 MiB metadata) */
+	geom_init(&g);
+	g.model = MODEL_HOST_MANAGED;
+	g.zone = 16 * MiB;
+	g.conv_ppm = 10000;
+	smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(t, "0 2064384 smr /dev/sdb host-managed 32768 2 conv_zones 1",
+	       "hm auto size: 63 zones, 1% conventional rounds up to 1");
+	g.conv = 63;
+	g.size = GiB - 16 * MiB;
+	ok(smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "no sequential zone"), "hm all-conventional refused (%s)", err);
+	ok(smr_hm_md_sectors(508) == 2048 && smr_hm_md_sectors(508 * 200) == 4096,
+	   "hm metadata: 1 MiB up to 63 table blocks, then 2 MiB");
+
+	/* caveat */
+	geom_init(&g);
+	g.model = MODEL_CAVEAT;
+	g.size = GiB;
+	g.did = 16;
+	g.dnor = 4;
+	smr_compute_table(&g, "/dev/sdy", 2 * GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(t, "0 2097152 caveat /dev/sdy 16 4", "caveat table as the README example");
+	g.block_size = 512;
+	g.unshingled = 100;
+	smr_compute_table(&g, "/dev/sdy", 2 * GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(t, "0 2097152 caveat /dev/sdy 16 4 4 block_size 512 unshingled 100",
+	       "caveat table with options");
+	g.dnor = 17;
+	ok(smr_compute_table(&g, "/dev/sdy", 2 * GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "DNOR"), "caveat DNOR > DID refused (%s)", err);
+	geom_init(&g);
+	g.model = MODEL_CAVEAT;
+	g.did = 8;
+	g.dnor = 0;
+	smr_compute_table(&g, "/dev/sdy", GiB, t, sizeof(t), err, sizeof(err));
+	ok(sscanf(t, "0 %" SCNu64, &len) == 1 &&
+	   cv_md_sectors(len / 8) + len <= GiB / 512 && len == GiB / 512 - 2048,
+	   "caveat auto size leaves 1 MiB of metadata (%s)", t);
+	geom_init(&g);
+	g.model = MODEL_CAVEAT;
+	ok(smr_compute_table(&g, "/dev/sdy", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "--did"), "caveat without DID asks for --did");
+	geom_init(&g);
+	ok(smr_compute_table(&g, "/dev/sdy", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "--model"), "no model asks for --model");
+}
+
+static void test_profiles(const char *dir)
+{
+	struct smr_geom g;
+	char err[512], path[1400];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	geom_init(&g);
+	ok(!profile_apply_text("# comment\n\nmodel = drive-managed # trailing\n"
+			       "band=30M\ncache = 0.25%\nidle_ms = 1000\npolicy = greedy\n"
+			       "seq_bypass = off\ndescription = a test\n", "t", &g, err, sizeof(err)),
+	   "profile text parses");
+	ok(g.model == MODEL_DRIVE_MANAGED && g.band == 30 * MiB && g.cache_ppm == 2500 &&
+	   g.idle_ms == 1000 && !strcmp(g.policy, "greedy") && g.seq_bypass == 0 &&
+	   !strcmp(g.description, "a test"), "profile values applied");
+	geom_init(&g);
+	ok(profile_apply_text("model = host-managed\nzone = 256M\nzones = 3\n", "p.profile",
+			      &g, err, sizeof(err)) && !strcmp(err, "p.profile:3: unknown key 'zones'"),
+	   "unknown key names file and line (%s)", err);
+	geom_init(&g);
+	ok(profile_apply_text("model = caveat\ndid = lots\n", "p", &g, err, sizeof(err)) &&
+	   strstr(err, "p:2: bad value 'lots' for did"), "bad value names the key (%s)", err);
+	geom_init(&g);
+	ok(profile_apply_text("band = 4M\n", "p", &g, err, sizeof(err)) &&
+	   strstr(err, "no 'model"), "a profile needs a model (%s)", err);
+	geom_init(&g);
+	ok(profile_apply_text("model = tape\n", "p", &g, err, sizeof(err)) != 0,
+	   "unknown model refused");
+	geom_init(&g);
+	ok(profile_apply_text("model caveat\n", "p", &g, err, sizeof(err)) &&
+	   strstr(err, "key = value"), "line without '=' refused");
+
+	/* Every shipped profile loads and gives a table on a 64 GiB disk. */
+	d = opendir(dir);
+	ok(d != NULL, "profile directory %s readable", dir);
+	while (d && (e = readdir(d))) {
+		const char *dot = strrchr(e->d_name, '.');
+		char t[1024];
+
+		if (!dot || strcmp(dot, ".profile"))
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		geom_init(&g);
+		ok(!profile_load(path, &g, err, sizeof(err)) && g.description[0],
+		   "profile %s loads, with a description", e->d_name);
+		ok(!smr_compute_table(&g, "/dev/x", 64 * GiB, t, sizeof(t), err, sizeof(err)),
+		   "profile %s gives a table for 64 GiB (%s)", e->d_name, err);
+	}
+	if (d)
+		closedir(d);
+	ok(n >= 3, "at least 3 profiles shipped (%d)", n);
+}
+
+static void test_json(void)
+{
+	struct rec r;
+	char buf[1024];
+	int n;
+
+	rec_init(&r, "dm-smr", "clean_done");
+	snprintf(r.device, sizeof(r.device), "dm0");
+	r.major = 253;
+	r.minor = 3;
+	rec_add_u64(&r, "band", 4);
+	rec_add_str(&r, "reason", "idle");
+	rec_add_u64(&r, "write_bytes", 33554432);
+	n = rec_to_json(&r, 1700000000.25, buf, sizeof(buf));
+	eq_str(buf, "{\"ts\":1700000000.250,\"family\":\"dm-smr\",\"event\":\"clean_done\","
+	       "\"device\":\"dm0\",\"devt\":\"253:3\",\"band\":4,\"reason\":\"idle\","
+	       "\"write_bytes\":33554432}", "event as a JSON line");
+	ok(n == (int)strlen(buf), "rec_to_json returns the length");
+	n = rec_to_json(&r, -1, buf, sizeof(buf));
+	ok(n > 0 && !strstr(buf, "\"ts\""), "ts left out when negative");
+	ok(rec_to_json(&r, 1, buf, 20) == -1, "too small a buffer is an error, not a cut line");
+
+	rec_init(&r, "dm-caveat", "device");
+	snprintf(r.device, sizeof(r.device), "we\"ird\\na\tme\x01");
+	n = rec_to_json(&r, -1, buf, sizeof(buf));
+	ok(n > 0 && strstr(buf, "\"device\":\"we\\\"ird\\\\na\\u0009me\\u0001\""),
+	   "device names are escaped (%s)", buf);
+	ok(rec_u64(&r, "missing", 7) == 7 && !rec_get(&r, "missing"), "missing field gives the default");
+	{
+		int i;
+
+		for (i = 0; i < REC_MAX_FIELDS + 5; i++)
+			rec_add_u64(&r, "f", (uint64_t)i);
+		ok(r.nf == REC_MAX_FIELDS, "fields past the maximum are dropped, not overflowed");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char dir[1024];
+
+	if (argc > 1) {
+		snprintf(dir, sizeof(dir), "%s", argv[1]);
+	} else {
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", argv[0]);
+		slash = strrchr(dir, '/');
+		if (slash)
+			snprintf(slash + 1, sizeof(dir) - (size_t)(slash + 1 - dir), "profiles");
+		else
+			snprintf(dir, sizeof(dir), "profiles");
+	}
+	printf("TAP version 13\n");
+	test_sizes();
+	test_tables();
+	test_profiles(dir);
+	test_json();
+	printf("1..%d\n# %d tests, %d failed\n", n_tests, n_tests, n_fail);
+	return n_fail ? 1 : 0;
+}
