@@ -44,6 +44,7 @@ deps:
 
 check: deps
 	$(MAKE) modules KVER=$(KVER)
+	$(MAKE) -C userspace check
 	tests/vm-run --kernel $(KVER)
 
 demo: deps

@@ -6,7 +6,7 @@
 #
 #   apt packages: kernel image + headers (the VM boots Debian's kernel and
 #     the modules are built against it), QEMU, fio, file system tools,
-#     libdevmapper/libnl for smrctl/smrd, libzbd + zbd tools when the
+#     libdevmapper/libnl/libzbd for smrctl/smrd, zbd tools when the
 #     archive has them, prove, python3-venv, matplotlib for the plots;
 #   .venv/ (repo root): a venv with virtme-ng, which boots the test VM.
 #
@@ -37,6 +37,7 @@ PACKAGES=(
 	fio
 	libdevmapper-dev
 	libnl-genl-3-dev
+	libzbd-dev
 	pkg-config
 	python3
 	python3-venv
@@ -44,7 +45,6 @@ PACKAGES=(
 )
 # Installed only if the archive has them (libzbd is not in every release).
 OPTIONAL=(
-	libzbd-dev
 	zbd-utils
 )
 

@@ -12,7 +12,9 @@
 #include <inttypes.h>
 #include <libdevmapper.h>
 #include <libgen.h>
+#ifdef HAVE_LIBZBD
 #include <libzbd/zbd.h>
+#endif
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -840,6 +842,12 @@ static int cmd_message(int argc, char **argv, const char *what)
 	return 0;
 }
 
+#ifndef HAVE_LIBZBD
+static int cmd_zones(int argc, char **argv)
+{
+	die("built without libzbd: install libzbd-dev and rebuild, or use 'blkzone report /dev/mapper/NAME'");
+}
+#else
 static int cmd_zones(int argc, char **argv)
 {
 	char path[PATH_MAX];
@@ -892,6 +900,7 @@ static int cmd_zones(int argc, char **argv)
 	zbd_close(fd);
 	return 0;
 }
+#endif
 
 static int cmd_dump(int argc, char **argv)
 {
