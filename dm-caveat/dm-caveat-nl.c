@@ -57,19 +57,11 @@ static const struct nla_policy cv_nl_set_policy[CV_A_MAX + 1] = {
 	[CV_A_CLEAR_STATS] = { .type = NLA_FLAG },
 };
 
-static struct mapped_device *cv_nl_md(struct cv_nl_dev *d)
-{
-	return dm_table_get_md(d->ti->table);
-}
-
 static int cv_nl_put_dev(struct sk_buff *skb, struct cv_nl_dev *d)
 {
-	struct mapped_device *md = cv_nl_md(d);
-	dev_t devt = disk_devt(dm_disk(md));
-
-	if (nla_put_string(skb, CV_A_DEV_NAME, dm_device_name(md)) ||
-	    nla_put_u32(skb, CV_A_DEV_MAJOR, MAJOR(devt)) ||
-	    nla_put_u32(skb, CV_A_DEV_MINOR, MINOR(devt)))
+	if (nla_put_string(skb, CV_A_DEV_NAME, d->name) ||
+	    nla_put_u32(skb, CV_A_DEV_MAJOR, MAJOR(d->devt)) ||
+	    nla_put_u32(skb, CV_A_DEV_MINOR, MINOR(d->devt)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -133,7 +125,7 @@ static struct cv_nl_dev *cv_nl_find(const char *name)
 	struct cv_nl_dev *d;
 
 	list_for_each_entry(d, &cv_nl_devs, node)
-		if (!strcmp(dm_device_name(cv_nl_md(d)), name))
+		if (!strcmp(d->name, name))
 			return d;
 	return NULL;
 }
@@ -341,9 +333,15 @@ drop:
 	atomic64_inc(&cv_nl_dropped);
 }
 
+/* End of a successful ctr (process context). */
 void cv_nl_register(struct cv_nl_dev *d, struct dm_target *ti)
 {
+	struct mapped_device *md = dm_table_get_md(ti->table);
+
 	d->ti = ti;
+	d->devt = disk_devt(dm_disk(md));
+	if (dm_copy_name_and_uuid(md, d->name, NULL))
+		strscpy(d->name, dm_device_name(md), sizeof(d->name));
 	mutex_lock(&cv_nl_lock);
 	list_add_tail(&d->node, &cv_nl_devs);
 	mutex_unlock(&cv_nl_lock);

@@ -21,9 +21,16 @@ struct cv_nl_snap {
 	    mem_bytes;
 };
 
+/*
+ * The name is the device's when its table was loaded (looking it up
+ * sleeps; events must not): after "dmsetup rename" the old name is
+ * reported until the table is loaded again.
+ */
 struct cv_nl_dev {
 	struct list_head node;
 	struct dm_target *ti;
+	dev_t devt;
+	char name[DM_NAME_LEN];
 };
 
 int cv_nl_init(void);

@@ -9,12 +9,19 @@
  * (genl_has_listeners), and an event that is over the rate limit, cannot
  * be allocated (GFP_ATOMIC) or finds a listener's buffer full is counted
  * as dropped. The rate limit covers the whole family (all devices).
+ *
+ * The registry holds one entry per target with the device's name as it
+ * was when the table was loaded (the dm name lookup sleeps, events must
+ * not): a device renamed with "dmsetup rename" keeps its old name here
+ * until its table is loaded again. Events find the entry under RCU.
  */
 #include <linux/module.h>
 #include <linux/jiffies.h>
 #include <linux/kdev_t.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
 #include <net/genetlink.h>
 
 #include "dm-smr.h"
@@ -26,7 +33,15 @@ module_param(event_rate, uint, 0644);
 MODULE_PARM_DESC(event_rate,
 		 "netlink events per second, all devices together (0 = none)");
 
-/* Registered targets, for the dump. */
+/* Registered targets: list changes under smr_nl_lock, readers use RCU. */
+struct smr_nl_dev {
+	struct list_head node;
+	struct rcu_head rcu;
+	struct smr_target *sc;
+	dev_t devt;
+	char name[DM_NAME_LEN];
+};
+
 static LIST_HEAD(smr_nl_devs);
 static DEFINE_MUTEX(smr_nl_lock);
 
@@ -60,19 +75,11 @@ static const struct nla_policy smr_nl_set_policy[SMR_A_MAX + 1] = {
 
 /* ------------------------------------------------------------ dumps --- */
 
-static struct mapped_device *smr_nl_md(struct smr_target *sc)
+static int smr_nl_put_dev(struct sk_buff *skb, struct smr_nl_dev *d)
 {
-	return dm_table_get_md(sc->ti->table);
-}
-
-static int smr_nl_put_dev(struct sk_buff *skb, struct smr_target *sc)
-{
-	struct mapped_device *md = smr_nl_md(sc);
-	dev_t devt = disk_devt(dm_disk(md));
-
-	if (nla_put_string(skb, SMR_A_DEV_NAME, dm_device_name(md)) ||
-	    nla_put_u32(skb, SMR_A_DEV_MAJOR, MAJOR(devt)) ||
-	    nla_put_u32(skb, SMR_A_DEV_MINOR, MINOR(devt)))
+	if (nla_put_string(skb, SMR_A_DEV_NAME, d->name) ||
+	    nla_put_u32(skb, SMR_A_DEV_MAJOR, MAJOR(d->devt)) ||
+	    nla_put_u32(skb, SMR_A_DEV_MINOR, MINOR(d->devt)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -164,9 +171,10 @@ static int smr_nl_put_dm(struct sk_buff *skb, struct smr_target *sc)
 }
 
 /* Lock held. */
-static int smr_nl_fill_dev(struct sk_buff *skb, struct smr_target *sc,
+static int smr_nl_fill_dev(struct sk_buff *skb, struct smr_nl_dev *d,
 			   u32 portid, u32 seq, int flags)
 {
+	struct smr_target *sc = d->sc;
 	void *hdr;
 	int ret;
 
@@ -174,7 +182,7 @@ static int smr_nl_fill_dev(struct sk_buff *skb, struct smr_target *sc,
 			  SMR_CMD_GET_DEV);
 	if (!hdr)
 		return -EMSGSIZE;
-	ret = smr_nl_put_dev(skb, sc);
+	ret = smr_nl_put_dev(skb, d);
 	if (!ret && nla_put_u8(skb, SMR_A_MODE,
 			       sc->mode == SMR_MODE_DRIVE_MANAGED ?
 			       SMR_NL_MODE_DRIVE_MANAGED :
@@ -195,15 +203,15 @@ static int smr_nl_fill_dev(struct sk_buff *skb, struct smr_target *sc,
 static int smr_nl_get_dev_dumpit(struct sk_buff *skb,
 				 struct netlink_callback *cb)
 {
-	struct smr_target *sc;
+	struct smr_nl_dev *d;
 	long idx = 0, start = cb->args[0];
 	int ret = 0;
 
 	mutex_lock(&smr_nl_lock);
-	list_for_each_entry(sc, &smr_nl_devs, nl_node) {
+	list_for_each_entry(d, &smr_nl_devs, node) {
 		if (idx++ < start)
 			continue;
-		ret = smr_nl_fill_dev(skb, sc, NETLINK_CB(cb->skb).portid,
+		ret = smr_nl_fill_dev(skb, d, NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, NLM_F_MULTI);
 		if (ret) {
 			idx--;
@@ -221,7 +229,7 @@ static int smr_nl_get_dev_dumpit(struct sk_buff *skb,
 static int smr_nl_get_dev_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	const char *name;
-	struct smr_target *sc;
+	struct smr_nl_dev *d;
 	struct sk_buff *msg;
 	int ret = -ENODEV;
 
@@ -234,10 +242,10 @@ static int smr_nl_get_dev_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	mutex_lock(&smr_nl_lock);
-	list_for_each_entry(sc, &smr_nl_devs, nl_node) {
-		if (strcmp(dm_device_name(smr_nl_md(sc)), name))
+	list_for_each_entry(d, &smr_nl_devs, node) {
+		if (strcmp(d->name, name))
 			continue;
-		ret = smr_nl_fill_dev(msg, sc, info->snd_portid, info->snd_seq, 0);
+		ret = smr_nl_fill_dev(msg, d, info->snd_portid, info->snd_seq, 0);
 		break;
 	}
 	mutex_unlock(&smr_nl_lock);
@@ -354,7 +362,9 @@ static bool smr_nl_rate_ok(void)
 static struct sk_buff *smr_nl_ev_new(struct smr_target *sc, u8 cmd,
 				     void **hdr)
 {
+	struct smr_nl_dev *d;
 	struct sk_buff *skb;
+	int ret = -ENODEV;
 
 	if (!genl_has_listeners(&smr_genl_family, &init_net, SMR_MCGRP_EVENTS))
 		return NULL;
@@ -364,7 +374,17 @@ static struct sk_buff *smr_nl_ev_new(struct smr_target *sc, u8 cmd,
 	if (!skb)
 		goto drop;
 	*hdr = genlmsg_put(skb, 0, 0, &smr_genl_family, 0, cmd);
-	if (!*hdr || smr_nl_put_dev(skb, sc)) {
+	if (*hdr) {
+		rcu_read_lock();
+		list_for_each_entry_rcu(d, &smr_nl_devs, node) {
+			if (d->sc == sc) {
+				ret = smr_nl_put_dev(skb, d);
+				break;
+			}
+		}
+		rcu_read_unlock();
+	}
+	if (!*hdr || ret) {
 		nlmsg_free(skb);
 		goto drop;
 	}
@@ -466,20 +486,46 @@ void smr_nl_zone_error(struct smr_target *sc, u32 zone, u8 cond,
 
 /* ---------------------------------------------------- registration --- */
 
+/*
+ * End of a successful ctr (process context). Without memory for the entry
+ * the device works but is missing from dumps and sends no events.
+ */
 void smr_nl_register(struct smr_target *sc)
 {
+	struct mapped_device *md = dm_table_get_md(sc->ti->table);
+	struct smr_nl_dev *d;
+
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d) {
+		DMWARN("%s: no memory for the netlink registry; no events",
+		       dm_device_name(md));
+		return;
+	}
+	d->sc = sc;
+	d->devt = disk_devt(dm_disk(md));
+	if (dm_copy_name_and_uuid(md, d->name, NULL))
+		strscpy(d->name, dm_device_name(md), sizeof(d->name));
 	mutex_lock(&smr_nl_lock);
-	list_add_tail(&sc->nl_node, &smr_nl_devs);
+	list_add_tail_rcu(&d->node, &smr_nl_devs);
 	mutex_unlock(&smr_nl_lock);
 }
 
+/* Start of dtr: no event of @sc looks the entry up after this returns. */
 void smr_nl_unregister(struct smr_target *sc)
 {
+	struct smr_nl_dev *d, *found = NULL;
+
 	mutex_lock(&smr_nl_lock);
-	/* Tolerate a target that never got as far as smr_nl_register(). */
-	if (sc->nl_node.next)
-		list_del_init(&sc->nl_node);
+	list_for_each_entry(d, &smr_nl_devs, node) {
+		if (d->sc == sc) {
+			found = d;
+			list_del_rcu(&d->node);
+			break;
+		}
+	}
 	mutex_unlock(&smr_nl_lock);
+	if (found)
+		kfree_rcu(found, rcu);
 }
 
 int smr_nl_init(void)
@@ -493,6 +539,8 @@ void smr_nl_exit(void)
 {
 	WARN_ON_ONCE(!list_empty(&smr_nl_devs));
 	genl_unregister_family(&smr_genl_family);
+	/* kfree_rcu() callbacks of the entries run before the module goes. */
+	rcu_barrier();
 }
 
 MODULE_ALIAS_GENL_FAMILY(SMR_GENL_NAME);

@@ -27,8 +27,9 @@
  *                           was last busy)
  *   SMR_CMD_EV_ZONE_ERROR   SMR_A_ZONE, SMR_A_ZONE_COND, SMR_A_SECTOR,
  *                           SMR_A_SECTORS, SMR_A_ZONE_WP (host-managed: a
- *                           write the zone condition or write pointer
- *                           refused)
+ *                           write the target refused for the zone's
+ *                           condition or write pointer; writes the dm core
+ *                           refuses first send none)
  * Events are rate limited (SMR_A_EVENT_RATE per second); what does not fit
  * is counted in SMR_A_EVENTS_DROPPED.
  */
