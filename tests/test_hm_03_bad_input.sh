@@ -109,8 +109,8 @@ refused "no zone size" "0 $LEN smr $back host-managed" "Usage:"
 refused "no mode" "0 $LEN smr $back" "Usage:"
 refused "unknown mode" "0 $LEN smr $back host-aware $ZS" \
 	"Mode must be host-managed or drive-managed"
-refused "drive-managed (not implemented yet)" "0 $LEN smr $back drive-managed $ZS" \
-	"Mode drive-managed is not implemented yet"
+refused "drive-managed with a band size that is not whole MiB" \
+	"0 $LEN smr $back drive-managed 1000" "band_sectors must be a multiple of 2048"
 refused "missing backing device" "$(T $LEN /dev/nonexistent $ZS)" "Cannot open the backing device"
 refused "read-only table" "$(T $LEN "$back" $ZS)" "A read-only table is not supported" --readonly
 
@@ -180,7 +180,7 @@ GEO="Table geometry differs from the on-disk superblock"
 mark=$(hm_kmsg_mark)
 refused "another zone size" "$(T $LEN "$foreign" $((ZS / 2)) conv_zones 2)" "$GEO"
 log=$(hm_kmsg_since "$mark")
-want="on-disk geometry: mode 1, $LEN sectors, zone_sectors $ZS, zone_capacity $ZS, conv_zones 2"
+want="on-disk geometry: mode 1, $LEN sectors, zone/band sectors $ZS, zone_capacity $ZS, conv_zones 2, cache_sectors 0"
 if [[ $log == *"$want"* ]]; then ok "kernel log gives the on-disk geometry"
 else not_ok "kernel log gives the on-disk geometry: $want" "$log"; fi
 refused "other conv_zones" "$(T $LEN "$foreign" $ZS conv_zones 3)" "$GEO"
