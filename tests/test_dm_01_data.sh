@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 240
+#
+# Drive-managed dm-smr keeps data: fio writes (4 KiB random and 1 MiB
+# sequential, crc32c verified) across a cache that fills up (foreground
+# cleaning), background cleaning, a manual cleaning with reads verified
+# while it runs, and dmsetup remove/create (with a clean and with a dirty
+# cache; fio --verify_only with the same seed re-checks every block).
+# Also with seq_bypass off, and with the policy switched from greedy to
+# cost-benefit by message while writes go on.
+#
+# Geometry: 128 MiB device, 4 MiB bands (32), 4 MiB cache (1024 slots):
+# small, so that a few MiB of 4 KiB writes fill it (TCG is slow).
+
+. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/lib/dm.sh"
+
+_prep_test "dm: data survives cache fill, cleaning (fg, bg, manual) and remove/create"
+dms_prep
+require_cmd fio
+
+LEN=$((128 * 2048))
+BAND=8192
+CACHE=8192
+MiB=1048576
+read -r _ NEED <<< "$(dms_need $LEN $BAND $CACHE)"
+BACK_MB=$(( (NEED + 2047) / 2048 ))
+
+# verify DESC DEV JOB...: fio --verify_only of a job (dms_fio_job words).
+verify() {
+	local desc=$1
+	shift
+	# shellcheck disable=SC2046 # word splitting on purpose
+	run_fio "$desc" $(dms_fio_job "$@") --verify_only
+}
+# write DESC DEV JOB...: write and verify a job.
+write() {
+	local desc=$1
+	shift
+	# shellcheck disable=SC2046
+	run_fio "$desc" $(dms_fio_job "$@") --do_verify=1
+}
+
+# ---- A: fifo, seq_bypass on, idle_ms 300 -------------------------------------
+A=t_${TID}_a
+backA=$(new_backing $BACK_MB) || bail "no backing device"
+TA=(0 $LEN "$backA" $BAND cache_sectors $CACHE idle_ms 300)
+dms_create "$A" "${TA[@]:1}" || bail "cannot create $A"
+DA=/dev/mapper/$A
+
+# R1: 6 MiB of random 4 KiB writes over 16 MiB: 1.5 times the cache.
+R1=("$DA" 0 $((16 * MiB)) rand 6M)
+S1=("$DA" $((16 * MiB)) $((32 * MiB)) seq)
+t0=$SECONDS
+write "A: 6 MiB random writes over a 4 MiB cache, verified" "${R1[@]}"
+diag "R1 took $((SECONDS - t0)) s: $(dms_stats "$DA")"
+dms_expect "A: the cache filled up and bands were cleaned in the foreground" "$DA" \
+	"rmw_fg > 0" "host_write_sectors == $((6 * 2048))" \
+	"cache_write_sectors > $((5 * 2048))"
+write "A: 32 MiB of sequential 1 MiB writes, verified" "${S1[@]}"
+if w=$(dms_wait_clean "$DA" 60); then
+	ok "A: background cleaning emptied the cache in $w s"
+else
+	not_ok "A: background cleaning empties the cache within 60 s" "$(dms_stats "$DA")"
+fi
+dms_expect "A: cleaned in the background" "$DA" "rmw_bg > 0" "cache_live == 0" "dirty_bands == 0"
+verify "A: random data intact after background cleaning" "${R1[@]}"
+verify "A: sequential data intact after background cleaning" "${S1[@]}"
+
+# remove/create with a clean cache.
+check "A: remove" dm_remove "$A"
+check "A: create again over the same backing device" dms_create "$A" "${TA[@]:1}"
+dms_expect "A: recreated with an empty cache" "$DA" "cache_used == 0" "cache_live == 0"
+verify "A: R1 intact after remove/create" "${R1[@]}"
+verify "A: S1 intact after remove/create" "${S1[@]}"
+check "A: remove" dm_remove "$A"
+
+# ---- B: seq_bypass off, idle_ms 0: a dirty cache across remove/create ------
+B=t_${TID}_b
+backB=$(new_backing $BACK_MB) || bail "no backing device"
+TB=(0 $LEN "$backB" $BAND cache_sectors $CACHE idle_ms 0 seq_bypass off)
+dms_create "$B" "${TB[@]:1}" || bail "cannot create $B"
+DB=/dev/mapper/$B
+BS1=("$DB" 0 $((2 * MiB)) seq)
+BR1=("$DB" $((32 * MiB)) $((16 * MiB)) rand 1M)
+BS2=("$DB" $((64 * MiB)) $((8 * MiB)) seq)
+write "B: 2 MiB sequential writes into the cache, verified" "${BS1[@]}"
+write "B: 1 MiB random writes, verified" "${BR1[@]}"
+dms_expect "B: seq_bypass off: everything went to the cache, nothing cleaned" "$DB" \
+	"bypass_write_sectors == 0" "cache_write_sectors == $((3 * 2048))" \
+	"cache_live == 768" "rmw_bg == 0" "rmw_fg == 0"
+dms_load "$DB"
+live=${DMS[cache_live]} ext=${DMS[index_extents]} used=${DMS[cache_used]}
+check "B: remove with a dirty cache" dm_remove "$B"
+check "B: create again" dms_create "$B" "${TB[@]:1}"
+dms_expect "B: the cache index was rebuilt from the slot records" "$DB" \
+	"cache_used == $used" "cache_live == $live" "index_extents == $ext"
+verify "B: sequential data intact after remove/create (from the cache)" "${BS1[@]}"
+verify "B: random data intact after remove/create (from the cache)" "${BR1[@]}"
+# 8 MiB more, sequential, through a 4 MiB cache: foreground cleaning.
+write "B: 8 MiB sequential writes through the cache, verified" "${BS2[@]}"
+dms_expect "B: sequential writes filled the cache: foreground cleaning" "$DB" \
+	"rmw_fg > 0" "bypass_write_sectors == 0" "rmw_bg == 0"
+check "B: message clean" dms_msg "$DB" clean
+if w=$(dms_wait_clean "$DB" 60); then ok "B: clean emptied the cache in $w s"
+else not_ok "B: clean empties the cache within 60 s" "$(dms_stats "$DB")"; fi
+verify "B: BS1 intact after cleaning" "${BS1[@]}"
+verify "B: BR1 intact after cleaning" "${BR1[@]}"
+verify "B: BS2 intact after cleaning" "${BS2[@]}"
+check "B: remove" dm_remove "$B"
+
+# ---- C: greedy, then cost-benefit by message ------------------------------
+C=t_${TID}_c
+backC=$(new_backing $BACK_MB) || bail "no backing device"
+TC=(0 $LEN "$backC" $BAND cache_sectors $CACHE idle_ms 0 policy greedy)
+dms_create "$C" "${TC[@]:1}" || bail "cannot create $C"
+DC=/dev/mapper/$C
+CR1=("$DC" 0 $((16 * MiB)) rand 5M)
+CR2=("$DC" $((64 * MiB)) $((64 * MiB)) rand 5M)
+write "C: greedy: 5 MiB random writes, verified" "${CR1[@]}"
+dms_expect "C: greedy cleaned in the foreground" "$DC" "policy == greedy" "rmw_fg > 0"
+fg1=${DMS[rmw_fg]}
+# Switch while writes are in flight.
+# shellcheck disable=SC2046
+(cd "$T_WORK" && fio --name=job $(dms_fio_job "${CR2[@]}") --do_verify=1 \
+	> "$T_WORK/c2.log" 2>&1) &
+fpid=$!
+sleep 2
+check "C: message policy cost-benefit during writes" dms_msg "$DC" policy cost-benefit
+dms_expect "C: status shows cost-benefit" "$DC" "policy == cost-benefit"
+wait $fpid
+rc=$?
+if [ $rc = 0 ]; then ok "C: writes during the switch verified"
+else not_ok "C: writes during the switch verified" "$(tail -n 30 "$T_WORK/c2.log")"; fi
+dms_expect "C: cost-benefit cleaned in the foreground" "$DC" "rmw_fg > $fg1" "policy == cost-benefit"
+t=$(dmsetup table "$C")
+if [[ $t == *" policy cost-benefit"* ]]; then ok "C: the table line shows the new policy"
+else not_ok "C: the table line shows the new policy" "$t"; fi
+check "C: message policy fifo" dms_msg "$DC" policy fifo
+dms_expect "C: status shows fifo" "$DC" "policy == fifo"
+# Manual cleaning of the full cache (random blocks over many bands), reads
+# verified while it runs (idle_ms 0: no background cleaning can get there
+# first).
+dms_expect "C: the cache is full of random blocks" "$DC" "dirty_bands > 8" \
+	"cache_used > 768" "state == idle"
+check "C: message clean" dms_msg "$DC" clean
+dms_wait_state "$DC" 'clean-*' 5 || diag "no cleaning state seen within 5 s"
+st0=${DMS[state]} used0=${DMS[cache_used]} man0=${DMS[rmw_manual]}
+verify "C: CR2 read back while the cleaning runs" "${CR2[@]}"
+dms_load "$DC"
+diag "before the reads: state $st0, cache_used $used0, rmw_manual $man0;" \
+	"after: state ${DMS[state]}, cache_used ${DMS[cache_used]}, rmw_manual ${DMS[rmw_manual]}"
+if [[ $st0 == clean-manual ]] && [ "$used0" -gt 0 ] &&
+   { [[ ${DMS[state]} == clean-manual ]] || [ "${DMS[rmw_manual]}" -gt "$man0" ]; }; then
+	ok "C: the reads ran while bands were being cleaned"
+else
+	not_ok "C: the reads ran while bands were being cleaned" \
+		"state $st0 -> ${DMS[state]}, cache_used $used0, rmw_manual $man0 -> ${DMS[rmw_manual]}"
+fi
+verify "C: CR1 read back while the cleaning runs" "${CR1[@]}"
+if w=$(dms_wait_clean "$DC" 60); then ok "C: clean emptied the cache (+$w s)"
+else not_ok "C: clean empties the cache within 60 s" "$(dms_stats "$DC")"; fi
+dms_expect "C: cleaned by the message only" "$DC" "rmw_manual > 0" "rmw_bg == 0" "dirty_bands == 0"
+verify "C: CR1 intact after cleaning" "${CR1[@]}"
+verify "C: CR2 intact after cleaning" "${CR2[@]}"
+diag "C: $(dms_stats "$DC")"
+
+dmesg_check
+_show_result

@@ -1,0 +1,199 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 240
+#
+# Drive-managed dm-smr behaves as documented, asserted from its counters:
+# whole bands written sequentially bypass the cache and cause no cleaning;
+# a random-write burst larger than the cache forces foreground band RMWs
+# (wa > 1); an idle device drains its cache in the background, and with
+# idle_ms 0 it does not; "clean" drains it; "clear_stats" zeroes the
+# counters and keeps the cache state; the table line prints the options
+# back; the cache index costs at most 16 bytes per cached block for random
+# writes and far less than a byte per block for sequential runs.
+#
+# Geometry: 128 MiB devices, 4 MiB bands (32), 4 MiB cache (1024 slots).
+
+. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/lib/dm.sh"
+
+_prep_test "dm: bypass, foreground/background/manual cleaning, counters, table, index size"
+dms_prep
+require_cmd fio
+
+LEN=$((128 * 2048))
+BAND=8192
+CACHE=8192
+MiB=1048576
+read -r _ NEED <<< "$(dms_need $LEN $BAND $CACHE)"
+BACK_MB=$(( (NEED + 2047) / 2048 ))
+
+# ---- P: idle_ms 300, seq_bypass on (default) --------------------------------
+P=t_${TID}_p
+DP=/dev/mapper/$P
+backP=$(new_backing $BACK_MB) || bail "no backing device"
+dms_create "$P" $LEN "$backP" $BAND cache_sectors $CACHE idle_ms 300 || bail "cannot create $P"
+t=$(dmsetup table "$P")
+assert_eq "P: the table line prints the options back" \
+	"0 $LEN smr $(dms_majmin "$backP") drive-managed $BAND 4 cache_sectors $CACHE idle_ms 300" "$t"
+dms_expect "P: a new device: empty cache, zero counters, idle, fifo" "$DP" \
+	"nr_bands == 32" "band_sectors == $BAND" "cache_total == 1024" "cache_used == 0" \
+	"host_write_sectors == 0" "wa_milli == 0" "state == idle" "policy == fifo"
+
+# Sequential: bands 0-3 whole, in 1 MiB O_DIRECT writes from band start,
+# twice (the second pass rewrites the bands from their start again).
+seq=$T_WORK/seq.dat
+head -c $((16 * MiB)) /dev/urandom > "$seq"
+check "P: 16 MiB sequential 1 MiB writes (bands 0-3)" \
+	dd if="$seq" of="$DP" bs=1M oflag=direct conv=notrunc status=none
+check "P: the same bands rewritten sequentially" \
+	dd if="$seq" of="$DP" bs=1M oflag=direct conv=notrunc status=none
+sleep 1	# > idle_ms: background cleaning would run now if there were any
+dms_expect "P: sequential writes bypassed the cache and caused no cleaning" "$DP" \
+	"host_write_sectors == 65536" "bypass_write_sectors == 65536" \
+	"cache_write_sectors == 0" "cache_used == 0" "cache_live == 0" \
+	"dirty_bands == 0" "rmw_bg == 0" "rmw_fg == 0" "rmw_manual == 0" \
+	"clean_write_sectors == 0" "wa_milli == 1000" "state == idle"
+assert_data "P: the sequential data reads back" "$DP" "$seq" 0
+
+# Random burst of 6 MiB (4 KiB) over 16 MiB: 1.5 times the cache. A
+# poller samples the status meanwhile.
+RB=("$DP" $((64 * MiB)) $((16 * MiB)) rand 6M)
+check "P: clear_stats" dms_msg "$DP" clear_stats
+(
+	while :; do
+		dmsetup status "$P" 2>/dev/null
+		sleep 0.3
+	done
+) > "$T_WORK/poll.txt" &
+ppid=$!
+t0=$SECONDS
+# shellcheck disable=SC2046 # word splitting on purpose
+run_fio "P: 6 MiB random 4 KiB writes, verified" $(dms_fio_job "${RB[@]}") --do_verify=1
+burst=$((SECONDS - t0))
+dms_load "$DP"
+kill $ppid 2>/dev/null
+wait $ppid 2>/dev/null
+diag "P: burst took $burst s: $(dms_stats "$DP")"
+dms_expect "P: the burst forced foreground RMWs, wa > 1" "$DP" \
+	"rmw_fg > 0" "clean_ms_fg > 0" "clean_write_sectors > 0" "wa_milli > 1000" \
+	"host_write_sectors == $((6 * 2048))" "cache_used > 0" "dirty_bands > 0"
+states=$(awk '{ print $26 }' "$T_WORK/poll.txt" | sort | uniq -c | tr '\n' ' ')
+maxused=$(awk '{ split($7, a, "/"); if (a[1] > m) m = a[1] } END { print m + 0 }' "$T_WORK/poll.txt")
+diag "P: states seen during the burst: $states; highest cache_used $maxused"
+if [[ $states == *clean-fg* ]]; then ok "P: state clean-fg seen during the burst"
+else not_ok "P: state clean-fg seen during the burst" "$states"; fi
+if [ "$maxused" -ge $((1024 * 9 / 10)) ]; then ok "P: the cache filled (cache_used $maxused of 1024)"
+else not_ok "P: the cache filled to at least 90%" "highest cache_used seen: $maxused"; fi
+
+# Idle: the cache drains in the background.
+if w=$(dms_wait_clean "$DP" 60); then
+	ok "P: background cleaning emptied the cache within $w s of idle"
+else
+	not_ok "P: background cleaning empties the cache within 60 s" "$(dms_stats "$DP")"
+fi
+diag "P: after idle: $(dms_stats "$DP")"
+dms_expect "P: drained in the background: empty index, time counted" "$DP" \
+	"rmw_bg > 0" "cache_used == 0" "cache_live == 0" "dirty_bands == 0" \
+	"index_extents == 0" "index_bytes == 0" "clean_ms_bg > 0" \
+	"clean_ms_since_busy > 0" "state == idle"
+# shellcheck disable=SC2046
+run_fio "P: the burst's data intact after cleaning" $(dms_fio_job "${RB[@]}") --verify_only
+dms_expect "P: host reads reset clean_ms_since_busy" "$DP" "clean_ms_since_busy == 0"
+assert_data "P: the sequential data intact" "$DP" "$seq" 0
+
+# ---- Q: idle_ms 0, seq_bypass off, options in another order ------------------
+Q=t_${TID}_q
+DQ=/dev/mapper/$Q
+backQ=$(new_backing $BACK_MB) || bail "no backing device"
+dms_create "$Q" $LEN "$backQ" $BAND seq_bypass off idle_ms 0 cache_sectors $CACHE ||
+	bail "cannot create $Q"
+assert_eq "Q: the table line prints the options back in canonical order" \
+	"0 $LEN smr $(dms_majmin "$backQ") drive-managed $BAND 6 cache_sectors $CACHE idle_ms 0 seq_bypass off" \
+	"$(dmsetup table "$Q")"
+QR=("$DQ" 0 $((16 * MiB)) rand 1M)
+# shellcheck disable=SC2046
+run_fio "Q: 1 MiB random 4 KiB writes, verified" $(dms_fio_job "${QR[@]}") --do_verify=1
+dms_expect "Q: all 256 blocks cached, index at most 16 bytes per block" "$DQ" \
+	"cache_used == 256" "cache_live == 256" "index_extents > 192" \
+	"index_bytes <= $((16 * 256))" "index_bytes > 0"
+diag "Q: random: index_extents ${DMS[index_extents]}, index_bytes ${DMS[index_bytes]} for ${DMS[cache_live]} blocks"
+sleep 2
+dms_expect "Q: idle_ms 0: no background cleaning after 2 s idle" "$DQ" \
+	"rmw_bg == 0" "rmw_fg == 0" "cache_used == 256" "state == idle"
+
+sync "$DQ"	# fsync: a flush, so a commit
+dms_load "$DQ"
+used=${DMS[cache_used]} live=${DMS[cache_live]} ext=${DMS[index_extents]}
+ib=${DMS[index_bytes]} db=${DMS[dirty_bands]} mem=${DMS[mem_bytes]}
+if [ "${DMS[host_write_sectors]}" -gt 0 ] && [ "${DMS[commits]}" -gt 0 ]; then
+	ok "Q: counters are non-zero before clear_stats"
+else
+	not_ok "Q: counters are non-zero before clear_stats" "$(dms_stats "$DQ")"
+fi
+check "Q: clear_stats" dms_msg "$DQ" clear_stats
+exprs=()
+for f in "${DMS_COUNTERS[@]}"; do
+	[ "$f" = wa ] && f=wa_milli
+	exprs+=("$f == 0")
+done
+dms_expect "Q: clear_stats zeroed every counter" "$DQ" "${exprs[@]}"
+dms_expect "Q: clear_stats kept the cache state" "$DQ" \
+	"cache_used == $used" "cache_live == $live" "index_extents == $ext" \
+	"index_bytes == $ib" "dirty_bands == $db" "mem_bytes == $mem" \
+	"nr_bands == 32" "cache_total == 1024"
+
+check "Q: message clean" dms_msg "$DQ" clean
+if w=$(dms_wait_clean "$DQ" 60); then ok "Q: clean emptied the cache in $w s"
+else not_ok "Q: clean empties the cache within 60 s" "$(dms_stats "$DQ")"; fi
+dms_expect "Q: drained by the message only" "$DQ" \
+	"rmw_manual > 0" "rmw_manual <= $db" "rmw_bg == 0" "rmw_fg == 0" \
+	"clean_ms_bg > 0" "clean_ms_since_busy > 0" "cache_used == 0" \
+	"dirty_bands == 0" "index_bytes == 0"
+diag "Q: after clean: $(dms_stats "$DQ")"
+# shellcheck disable=SC2046
+run_fio "Q: data intact after the manual cleaning" $(dms_fio_job "${QR[@]}") --verify_only
+
+# Sequential runs written into the cache (seq_bypass off): one extent per
+# band, far less than a byte of index per block.
+seq2=$T_WORK/seq2.dat
+head -c $((2 * MiB)) /dev/urandom > "$seq2"
+check "Q: 2 MiB sequential 1 MiB writes (band 8)" \
+	dd if="$seq2" of="$DQ" bs=1M oflag=direct,seek_bytes seek=$((32 * MiB)) conv=notrunc status=none
+dms_expect "Q: sequential runs: cached, a few extents, < 1 byte of index per block" "$DQ" \
+	"cache_write_sectors == 4096" "bypass_write_sectors == 0" \
+	"cache_live == 512" "index_extents <= 2" "index_bytes < 512" "index_bytes > 0"
+diag "Q: sequential: index_extents ${DMS[index_extents]}, index_bytes ${DMS[index_bytes]} for ${DMS[cache_live]} blocks"
+assert_data "Q: the sequential data reads back from the cache" "$DQ" "$seq2" $((32 * MiB))
+check "Q: message clean" dms_msg "$DQ" clean
+w=$(dms_wait_clean "$DQ" 60) || not_ok "Q: clean empties the cache within 60 s" "$(dms_stats "$DQ")"
+assert_data "Q: the sequential data reads back from the bands" "$DQ" "$seq2" $((32 * MiB))
+
+# ---- R: every option; the printed table loads back unchanged ---------------
+R=t_${TID}_r
+DR=/dev/mapper/$R
+RLEN=$((32 * 2048))
+read -r _ RNEED <<< "$(dms_need $RLEN 2048 4096)"
+backR=$(new_backing $(( (RNEED + 2047) / 2048 ))) || bail "no backing device"
+dms_create "$R" $RLEN "$backR" 2048 format policy cost-benefit seq_bypass on idle_ms 5 \
+	cache_sectors 4096 || bail "cannot create $R"
+want="0 $RLEN smr $(dms_majmin "$backR") drive-managed 2048 8 cache_sectors 4096 idle_ms 5 policy cost-benefit seq_bypass on"
+assert_eq "R: every option printed back, format not" "$want" "$(dmsetup table "$R")"
+dms_expect "R: status shows the policy" "$DR" "policy == cost-benefit" "cache_total == 512"
+check "R: policy greedy by message" dms_msg "$DR" policy greedy
+want2=${want/cost-benefit/greedy}
+assert_eq "R: the table line follows the policy message" "$want2" "$(dmsetup table "$R")"
+check "R: reload the printed table" dmsetup reload "$R" --table "$want2"
+check "R: resume" dmsetup resume "$R"
+assert_eq "R: the reloaded table is the same" "$want2" "$(dmsetup table "$R")"
+check "R: remove" dm_remove "$R"
+# Only "format" (the default cache, 2048 sectors, differs from the one on
+# disk): no option is printed back.
+dms_create "$R" $RLEN "$backR" 2048 format || bail "cannot create $R with only format"
+assert_eq "R: only format: no options printed" \
+	"0 $RLEN smr $(dms_majmin "$backR") drive-managed 2048" "$(dmsetup table "$R")"
+dms_expect "R: defaults: cache one band (1% of 32 MiB is less), fifo" "$DR" \
+	"cache_total == 256" "policy == fifo"
+check "R: remove" dm_remove "$R"
+
+dmesg_check
+_show_result

@@ -1,0 +1,246 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 300
+#
+# Drive-managed dm-smr: bad input is refused cleanly. Every malformed
+# table line fails with its own error in the kernel log (and no kernel
+# warning); a backing device too small is refused with the sizes in the
+# log; a formatted backing device reopened with another geometry is
+# refused unless "format"; bad messages fail with EINVAL and a log line;
+# unaligned I/O and I/O beyond the end fail.
+
+. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/lib/dm.sh"
+
+_prep_test "dm: malformed tables, small/foreign backing devices, geometry, messages, bad I/O"
+dms_prep
+
+BAND=8192		# 4 MiB
+NB=16
+LEN=$((NB * BAND))	# 64 MiB
+CACHE=8192
+read -r MD NEED <<< "$(dms_need $LEN $BAND $CACHE)"
+BAD=t_${TID}_bad
+echo "$BAD" >> "$T_WORK/.dm-devices"
+
+back=$(new_backing $(( (NEED + 2047) / 2048 + 8 ))) || bail "no backing device"
+
+# refused DESC TABLE KERNEL_MSG [DMSETUP_ARGS...]: "dmsetup create" of
+# TABLE fails and no device is left; the kernel log must say KERNEL_MSG
+# (checked in a batch by dms_kq_check).
+refused() {
+	local desc=$1 table=$2 msg=$3 mark out rc
+	shift 3
+	mark=$(dms_kq_mark)
+	out=$(dmsetup create "$BAD" "$@" --table "$table" 2>&1); rc=$?
+	if [ $rc = 0 ]; then
+		not_ok "$desc: refused" "table accepted: $table" \
+			"loaded as: $(dmsetup table "$BAD" 2>&1)"
+		dmsetup remove --retry "$BAD" > /dev/null 2>&1
+		return 1
+	fi
+	dms_kq_expect "$desc: refused ($msg)" "$mark" "$msg"
+	if dms_exists "$BAD"; then
+		not_ok "$desc: no device left behind"
+		dmsetup remove --retry "$BAD" > /dev/null 2>&1
+	fi
+	return 0
+}
+
+# accepted DESC TABLE: the table loads (device removed again).
+accepted() {
+	local desc=$1 table=$2 out
+	if out=$(dmsetup create "$BAD" --table "$table" 2>&1); then
+		ok "$desc: accepted"
+		udevadm settle 2>/dev/null
+		dmsetup remove --retry "$BAD" > /dev/null 2>&1
+	else
+		not_ok "$desc: accepted" "table: $table" "$out" "$(dmesg | tail -n 5)"
+	fi
+}
+
+T() { dms_table "$@"; }
+BANDMSG="band_sectors must be a multiple of 2048 (1 MiB) from 2048 to 524288 (256 MiB)"
+LENMSG="Target length must be a non-zero multiple of band_sectors"
+CMSG="cache_sectors must be a multiple of 8, at least 2048 (1 MiB)"
+IMSG="idle_ms must be a number from 0 to 3600000"
+PMSG="policy must be fifo, greedy or cost-benefit"
+NOPT="Invalid number of optional arguments"
+
+# ---- table lines --------------------------------------------------------
+refused "band not a multiple of 2048" "$(T $LEN "$back" 4104)" "$BANDMSG"
+refused "band 3000" "$(T 3000 "$back" 3000)" "$BANDMSG"
+refused "band 1024 (too small)" "$(T $((64 * 1024)) "$back" 1024)" "$BANDMSG"
+refused "band 0" "$(T $LEN "$back" 0)" "$BANDMSG"
+refused "band 1048576 (above 256 MiB)" "$(T 1048576 "$back" 1048576)" "$BANDMSG"
+refused "band 2^32" "$(T $LEN "$back" 4294967296)" "$BANDMSG"
+refused "band 2^64 + 8192 (must not wrap to 8192)" "$(T $LEN "$back" 18446744073709559808)" "band_sectors"
+refused "junk after the band size" "$(T $LEN "$back" 8192x)" "Invalid band_sectors"
+refused "band not a number" "$(T $LEN "$back" big)" "Invalid band_sectors"
+refused "negative band size" "$(T $LEN "$back" -8192)" "band_sectors"
+refused "zero length" "0 0 smr $back drive-managed $BAND" "zero-length target"
+refused "length not a multiple of the band" "$(T $((LEN + 2048)) "$back" $BAND)" "$LENMSG"
+refused "length of half a band" "$(T $((BAND / 2)) "$back" $BAND)" "$LENMSG"
+refused "cache_sectors not a multiple of 8" "$(T $LEN "$back" $BAND cache_sectors 8196)" "$CMSG"
+refused "cache_sectors 1024 (below 1 MiB)" "$(T $LEN "$back" $BAND cache_sectors 1024)" "$CMSG"
+refused "cache_sectors 0" "$(T $LEN "$back" $BAND cache_sectors 0)" "$CMSG"
+refused "cache_sectors of 2^32 slots" "$(T $LEN "$back" $BAND cache_sectors 34359738368)" "$CMSG"
+refused "junk after cache_sectors" "$(T $LEN "$back" $BAND cache_sectors 8192k)" "Invalid cache_sectors"
+refused "cache_sectors not a number" "$(T $LEN "$back" $BAND cache_sectors lots)" "Invalid cache_sectors"
+refused "idle_ms 3600001" "$(T $LEN "$back" $BAND idle_ms 3600001)" "$IMSG"
+refused "idle_ms 2^64 (must not wrap to 0)" "$(T $LEN "$back" $BAND idle_ms 18446744073709551616)" "$IMSG"
+refused "idle_ms with a unit" "$(T $LEN "$back" $BAND idle_ms 300ms)" "$IMSG"
+refused "idle_ms junk" "$(T $LEN "$back" $BAND idle_ms soon)" "$IMSG"
+refused "unknown policy" "$(T $LEN "$back" $BAND policy lru)" "$PMSG"
+refused "policy with junk" "$(T $LEN "$back" $BAND policy fifo2)" "$PMSG"
+refused "seq_bypass yes" "$(T $LEN "$back" $BAND seq_bypass yes)" "seq_bypass must be on or off"
+refused "seq_bypass 1" "$(T $LEN "$back" $BAND seq_bypass 1)" "seq_bypass must be on or off"
+refused "unknown option" "$(T $LEN "$back" $BAND foo 1)" "Unknown optional argument"
+refused "host-managed option in drive-managed mode" "$(T $LEN "$back" $BAND conv_zones 1)" \
+	"Unknown optional argument"
+refused "option without its value" "$(T $LEN "$back" $BAND cache_sectors)" \
+	"Optional argument is missing its value"
+refused "idle_ms without its value, before format" \
+	"0 $LEN smr $back drive-managed $BAND 2 format idle_ms" "Optional argument is missing its value"
+refused "optional count larger than the arguments" \
+	"0 $LEN smr $back drive-managed $BAND 3 idle_ms 5" "$NOPT"
+refused "optional count smaller than the arguments" \
+	"0 $LEN smr $back drive-managed $BAND 2 idle_ms 5 policy fifo" "Too many arguments"
+refused "optional count cutting a name from its value" \
+	"0 $LEN smr $back drive-managed $BAND 1 idle_ms 5" "Optional argument is missing its value"
+refused "optional count above 9" \
+	"0 $LEN smr $back drive-managed $BAND 10 idle_ms 5 policy fifo seq_bypass on cache_sectors $CACHE format format" \
+	"$NOPT"
+refused "optional count not a number" "0 $LEN smr $back drive-managed $BAND x idle_ms 5" "$NOPT"
+refused "argument after the band without a count" "0 $LEN smr $back drive-managed $BAND idle_ms" "$NOPT"
+refused "no band size" "0 $LEN smr $back drive-managed" "Usage:"
+refused "missing backing device" "$(T $LEN /dev/nonexistent $BAND)" "Cannot open the backing device"
+accepted "idle_ms 3600000, policy and seq_bypass in upper case" \
+	"$(T $LEN "$back" $BAND cache_sectors $CACHE idle_ms 3600000 policy COST-BENEFIT seq_bypass OFF)"
+accepted "the same geometry again, idle_ms 0" "$(T $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0)"
+
+dms_kq_check
+
+# ---- backing device size --------------------------------------------------
+small=$(new_backing 64) || bail "no small backing device"
+refused "backing device too small" "$(T $LEN "$small" $BAND cache_sectors $CACHE)" \
+	"Backing device too small for this geometry"
+want="has 131072 sectors; $NEED are needed (metadata $MD + cache $CACHE + spare band $BAND + data $LEN)"
+dms_kq_expect "kernel log gives the sizes: $want" "${DMS_KQ_MARK[-1]}" "$want"
+# Exactly big enough, and 4 KiB short.
+sized=$(new_backing $(( (NEED + 2047) / 2048 ))) || bail "no backing device"
+dm_create "t_${TID}_exact" "0 $NEED linear $sized 0"
+dm_create "t_${TID}_short" "0 $((NEED - 8)) linear $sized 0"
+accepted "backing device of exactly the size needed" \
+	"$(T $LEN /dev/mapper/t_${TID}_exact $BAND cache_sectors $CACHE format)"
+refused "backing device 4 KiB short" \
+	"$(T $LEN /dev/mapper/t_${TID}_short $BAND cache_sectors $CACHE format)" \
+	"Backing device too small"
+dm_remove "t_${TID}_exact"
+dm_remove "t_${TID}_short"
+
+dms_kq_check
+
+# ---- foreign data and geometry mismatch ----------------------------------
+geo=$(new_backing $(( (NEED + 2047) / 2048 + 8 ))) || bail "no backing device"
+junk=$T_WORK/junk.dat
+head -c 4096 /dev/urandom > "$junk"
+dd if="$junk" of="$geo" bs=4096 oflag=direct conv=fsync,notrunc status=none
+refused "backing device holding other data, without format" \
+	"$(T $LEN "$geo" $BAND cache_sectors $CACHE)" "holds no valid dm-smr superblock"
+assert_data "the refused table wrote nothing" "$geo" "$junk" 0
+G=t_${TID}_g
+DG=/dev/mapper/$G
+check "with format it is accepted" dms_create "$G" $LEN "$geo" $BAND cache_sectors $CACHE idle_ms 0 format
+D1=$((4 * 1048576 + 65536))	# not at a band start: into the cache
+d1=$(write_data "$DG" $D1 65536)
+d2=$(write_data "$DG" $((8 * 1048576)) $((4 * 1048576)))	# band 2, sequential
+dms_expect "data in the cache and in a band" "$DG" "cache_live == 16" "bypass_write_sectors == 8192"
+check "remove" dm_remove "$G"
+GEO="Table geometry differs from the on-disk superblock"
+refused "another band size" "$(T $LEN "$geo" $((BAND / 2)) cache_sectors $CACHE)" "$GEO"
+want="on-disk geometry: mode 2, $LEN sectors, zone/band sectors $BAND, zone_capacity $BAND, conv_zones 0, cache_sectors $CACHE"
+dms_kq_expect "kernel log gives the on-disk geometry" "${DMS_KQ_MARK[-1]}" "$want"
+refused "another cache size" "$(T $LEN "$geo" $BAND cache_sectors $((CACHE * 2)))" "$GEO"
+refused "another length" "$(T $((LEN - BAND)) "$geo" $BAND cache_sectors $CACHE)" "$GEO"
+refused "host-managed over a drive-managed format" \
+	"0 $LEN smr $geo host-managed 16384" "$GEO"
+dms_kq_check
+check "other idle_ms/policy/seq_bypass are not geometry: accepted" \
+	dms_create "$G" $LEN "$geo" $BAND cache_sectors $CACHE idle_ms 0 policy greedy seq_bypass off
+dms_expect "the cache survived the refused tables" "$DG" "cache_live == 16" "cache_used == 16"
+assert_data "the cached data is still there" "$DG" "$d1" $D1
+assert_data "the band data is still there" "$DG" "$d2" $((8 * 1048576))
+
+# ---- messages ---------------------------------------------------------------
+# bad_msg DESC KERNEL_MSG WORDS...: the message fails with EINVAL and logs
+# KERNEL_MSG (checked by dms_kq_check).
+bad_msg() {
+	local desc=$1 kmsg=$2 mark out rc
+	shift 2
+	mark=$(dms_kq_mark)
+	out=$(dmsetup message "$G" 0 "$@" 2>&1); rc=$?
+	assert_errno "message '$*' fails with EINVAL ($desc)" "$EINVAL" "$out" $rc
+	dms_kq_expect "message '$*' logs '$kmsg'" "$mark" "$kmsg"
+}
+UNK="unknown message or wrong arguments"
+bad_msg "unknown" "$UNK: foo (argc 1)" foo
+bad_msg "unknown, with arguments" "$UNK: foo (argc 3)" foo 1 2
+bad_msg "clean with an argument" "$UNK: clean (argc 2)" clean now
+bad_msg "clean_stop with an argument" "$UNK: clean_stop (argc 2)" clean_stop 1
+bad_msg "clear_stats with an argument" "$UNK: clear_stats (argc 2)" clear_stats now
+bad_msg "policy without a name" "$UNK: policy (argc 1)" policy
+bad_msg "policy with two names" "$UNK: policy (argc 3)" policy fifo greedy
+bad_msg "unknown policy" "$PMSG, not 'lru'" policy lru
+bad_msg "host-managed message" "$UNK: zone_info (argc 2)" zone_info 0
+dms_expect "bad messages changed nothing" "$DG" "policy == greedy" "cache_live == 16" \
+	"rmw_manual == 0" "state == idle"
+check "clean_stop with nothing to stop" dms_msg "$DG" clean_stop
+check "suspend" dmsetup suspend "$G"
+mark=$(dms_kq_mark)
+out=$(dms_msg "$DG" clean); rc=$?
+assert_errno "clean on a suspended device fails with EBUSY" "Device or resource busy" "$out" $rc
+dms_kq_expect "clean on a suspended device logs why" "$mark" "clean: the device is suspended"
+check "resume" dmsetup resume "$G"
+dms_kq_check
+check "clean after resume" dms_msg "$DG" clean
+if w=$(dms_wait_clean "$DG" 30); then ok "clean emptied the cache in $w s"
+else not_ok "clean empties the cache within 30 s" "$(dms_stats "$DG")"; fi
+assert_data "cached data intact after cleaning" "$DG" "$d1" $D1
+
+# ---- unaligned I/O and the device end ---------------------------------------
+bs=$(blockdev --getss "$DG") pbs=$(blockdev --getpbsz "$DG")
+assert_eq "4 KiB logical and physical blocks" "4096 4096" "$bs $pbs"
+assert_eq "not zoned" "none" "$(cat /sys/block/$(basename "$(readlink -f "$DG")")/queue/zoned)"
+out=$(dd if=/dev/zero of="$DG" bs=512 count=1 oflag=direct conv=notrunc status=none 2>&1); rc=$?
+assert_errno "a 512-byte O_DIRECT write is refused" "$EINVAL" "$out" $rc
+out=$(dd if=/dev/zero of="$DG" bs=4096 count=1 oflag=direct,seek_bytes seek=512 \
+	conv=notrunc status=none 2>&1); rc=$?
+assert_errno "a 4 KiB O_DIRECT write at a 512-byte offset is refused" "$EINVAL" "$out" $rc
+last=$(write_data "$DG" $(( (LEN - 8) * 512 )) 4096)
+assert_data "the last 4 KiB block takes a write and reads back" "$DG" "$last" $(( (LEN - 8) * 512 ))
+out=$(dd if=/dev/zero of="$DG" bs=4096 count=1 oflag=direct,seek_bytes seek=$((LEN * 512)) \
+	conv=notrunc status=none 2>&1); rc=$?
+assert_errno "a write at the device end fails with ENOSPC" "No space left on device" "$out" $rc
+out=$(dd if=/dev/zero of="$DG" bs=8192 count=1 oflag=direct,seek_bytes seek=$(( (LEN - 8) * 512 )) \
+	conv=notrunc status=none 2>&1); rc=$?
+assert_errno "a write crossing the device end fails" "No space left on device" "$out" $rc
+n=$(dd if="$DG" bs=4096 count=1 iflag=direct,skip_bytes skip=$((LEN * 512)) status=none | wc -c)
+assert_eq "a read at the device end returns nothing" 0 "$n"
+dms_expect "no target errors" "$DG" "errors == 0"
+check "remove" dm_remove "$G"
+
+# ---- format over a different geometry --------------------------------------
+check "another geometry with format: accepted" \
+	dms_create "$G" $((LEN / 2)) "$geo" $((BAND / 2)) cache_sectors 4096 format
+dms_expect "and it has the new geometry, an empty cache" "$DG" \
+	"nr_bands == 16" "band_sectors == $((BAND / 2))" "cache_total == 512" "cache_used == 0"
+check "remove" dm_remove "$G"
+check "the new geometry reopens without format" \
+	dms_create "$G" $((LEN / 2)) "$geo" $((BAND / 2)) cache_sectors 4096
+check "remove" dm_remove "$G"
+refused "and the old one is refused" "$(T $LEN "$geo" $BAND cache_sectors $CACHE)" "$GEO"
+dms_kq_check
+
+dmesg_check
+_show_result
