@@ -57,6 +57,27 @@ else
 fi
 assert_eq "one zone_error event" 1 "$(jq_count "$EV" '.event == "zone_error"')"
 
+# Zone report through libzbd: 8 zones, 1 conventional, zone 3 read-only.
+zr=$("$SMRCTL" zones nl01hm 2>&1)
+diag "$zr"
+assert_eq "smrctl zones: conv, seq x7, zone 3 ro" "conv seq seq seq seq seq seq seq ro" \
+	"$(awk 'NR > 2 { t = t $5 " " } $1 == 49152 { c = $6 } END { print t c }' <<< "$zr")"
+
+# Prometheus endpoint: loopback only; device counters by name.
+check_fail "smrd refuses a non-loopback metrics address" "$SMRD" --metrics 0.0.0.0:9433
+"$SMRD" --json /dev/null --metrics 127.0.0.1:9433 2>/dev/null &
+mpid=$!
+m=
+for i in $(seq 1 40); do
+	m=$(python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9433/metrics", timeout=5).read().decode())' 2>/dev/null) && break
+	sleep 0.3
+done
+kill $mpid; wait $mpid 2>/dev/null
+assert_eq "metrics: nr_zones of nl01hm" 'smr_nr_zones{family="dm-smr",device="nl01hm"} 8' \
+	"$(grep '^smr_nr_zones{' <<< "$m")"
+grep -q '^smrd_family_loaded{family="dm-caveat"} 1$' <<< "$m" && ok "metrics: families loaded" ||
+	not_ok "metrics: families loaded" "$(head -n 20 <<< "$m")"
+
 # --- caveat: live damage event, dump map ---
 cb=$(new_backing 40) || bail "no backing device"
 check "smrctl create caveat" "$SMRCTL" create nl01cv --model caveat --dev "$cb" --did 16 --dnor 4 --size 32M
