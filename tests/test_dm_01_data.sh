@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 240
+# TIMEOUT: 360
 #
 # Drive-managed dm-smr keeps data: fio writes (4 KiB random and 1 MiB
 # sequential, crc32c verified) across a cache that fills up (foreground
@@ -65,15 +65,13 @@ else
 	not_ok "A: background cleaning empties the cache within 60 s" "$(dms_stats "$DA")"
 fi
 dms_expect "A: cleaned in the background" "$DA" "rmw_bg > 0" "cache_live == 0" "dirty_bands == 0"
-verify "A: random data intact after background cleaning" "${R1[@]}"
-verify "A: sequential data intact after background cleaning" "${S1[@]}"
 
 # remove/create with a clean cache.
 check "A: remove" dm_remove "$A"
 check "A: create again over the same backing device" dms_create "$A" "${TA[@]:1}"
 dms_expect "A: recreated with an empty cache" "$DA" "cache_used == 0" "cache_live == 0"
-verify "A: R1 intact after remove/create" "${R1[@]}"
-verify "A: S1 intact after remove/create" "${S1[@]}"
+verify "A: R1 intact after background cleaning and remove/create" "${R1[@]}"
+verify "A: S1 intact after background cleaning and remove/create" "${S1[@]}"
 check "A: remove" dm_remove "$A"
 
 # ---- B: seq_bypass off, idle_ms 0: a dirty cache across remove/create ------
@@ -162,7 +160,6 @@ verify "C: CR1 read back while the cleaning runs" "${CR1[@]}"
 if w=$(dms_wait_clean "$DC" 60); then ok "C: clean emptied the cache (+$w s)"
 else not_ok "C: clean empties the cache within 60 s" "$(dms_stats "$DC")"; fi
 dms_expect "C: cleaned by the message only" "$DC" "rmw_manual > 0" "rmw_bg == 0" "dirty_bands == 0"
-verify "C: CR1 intact after cleaning" "${CR1[@]}"
 verify "C: CR2 intact after cleaning" "${CR2[@]}"
 diag "C: $(dms_stats "$DC")"
 

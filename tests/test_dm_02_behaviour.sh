@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 240
+# TIMEOUT: 360
 #
 # Drive-managed dm-smr behaves as documented, asserted from its counters:
 # whole bands written sequentially bypass the cache and cause no cleaning;

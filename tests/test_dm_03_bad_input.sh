@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 300
+# TIMEOUT: 360
 #
 # Drive-managed dm-smr: bad input is refused cleanly. Every malformed
 # table line fails with its own error in the kernel log (and no kernel

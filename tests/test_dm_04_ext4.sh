@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 300
+# TIMEOUT: 360
 #
 # Unmodified ext4 on a drive-managed device: mkfs, a metadata-heavy
 # workload (2000 small files in 100 directories, a traversal, half of them
