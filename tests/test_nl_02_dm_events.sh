@@ -89,7 +89,7 @@ assert_eq "one clean_start per band cleaned or abandoned (rmw_bg + bg_aborts)" "
 pairs=$(jq -r 'select(.event == "clean_start" or .event == "clean_done") | "\(.event) \(.band)"' "$T_WORK/dev.json" |
 	awk '$1 == "clean_start" { if (open != "") ab++; open = $2; next }
 	     { if ($2 != open) bad++; open = ""; seen[$2]++ }
-	     END { n = 0; for (k in seen) { n++; if (seen[k] != 1 || k < 0 || k > 15) bad++ }
+	     END { n = 0; for (k in seen) { n++; if (seen[k] != 1 || k + 0 < 0 || k + 0 > 15) bad++ }
 		   print (bad + 0) " " n " " (ab + 0) }')
 assert_eq "each done follows its band's start; bands distinct, in 0-15; abandoned starts = bg_aborts" \
 	"0 $dones $aborts" "$pairs"
