@@ -49,6 +49,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
+#include <linux/ctype.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
@@ -1157,9 +1158,8 @@ static int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 
 static int cv_parse_u64(const char *s, u64 *v)
 {
-	char dummy;
-
-	if (!s || sscanf(s, "%llu%c", v, &dummy) != 1)
+	/* Unlike sscanf, kstrtoull refuses values that overflow. */
+	if (!s || !isdigit(*s) || kstrtoull(s, 10, v))
 		return -EINVAL;
 	return 0;
 }

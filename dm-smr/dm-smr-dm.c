@@ -59,6 +59,7 @@
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
+#include <linux/ctype.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
@@ -66,7 +67,8 @@
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
 
-#define SMR_DM_CHUNK_SECTORS	2048	/* 1 MiB: cleaning copy and max bio */
+#define SMR_DM_IO_SECTORS	2048	/* 1 MiB: largest host bio; bands are multiples */
+#define SMR_DM_CHUNK_SECTORS	8192	/* 4 MiB: what cleaning copies at a time */
 #define SMR_DM_CHUNK_BLOCKS	(SMR_DM_CHUNK_SECTORS / SMR_BLOCK_SECTORS)
 #define SMR_DM_MIN_BAND		2048
 #define SMR_DM_MAX_BAND		524288	/* 256 MiB: offsets fit in 16 bits */
@@ -824,6 +826,45 @@ static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
 	return dm_io(&req, 1, &region, &error_bits, IOPRIO_DEFAULT);
 }
 
+/* Reads issued together and waited for once (the cached runs of a chunk). */
+struct smr_dm_batch {
+	atomic_t pending;
+	int error;
+	struct completion done;
+};
+
+static void smr_dm_batch_end(unsigned long error, void *context)
+{
+	struct smr_dm_batch *bt = context;
+
+	if (error)
+		WRITE_ONCE(bt->error, -EIO);
+	if (atomic_dec_and_test(&bt->pending))
+		complete(&bt->done);
+}
+
+static void smr_dm_batch_read(struct smr_target *sc, struct smr_dm_batch *bt,
+			      sector_t sector, sector_t count, void *buf)
+{
+	struct dm_io_region region = {
+		.bdev = sc->dev->bdev,
+		.sector = sector,
+		.count = count,
+	};
+	struct dm_io_request req = {
+		.bi_opf = REQ_OP_READ,
+		.mem.type = DM_IO_VMA,
+		.mem.ptr.vma = buf,
+		.notify.fn = smr_dm_batch_end,
+		.notify.context = bt,
+		.client = sc->dm->io_client,
+	};
+
+	atomic_inc(&bt->pending);
+	if (dm_io(&req, 1, &region, NULL, IOPRIO_DEFAULT))
+		smr_dm_batch_end(1, bt);
+}
+
 /* Copy @band's chunk at @c, cached blocks merged in, to the spare band. */
 static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 			      u32 len, u64 *rd, u64 *wr)
@@ -831,6 +872,7 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 	struct smr_dm *dm = sc->dm;
 	struct smr_band *b = &dm->bands[band];
 	u32 first = c >> 3, nblk = len >> 3, nr = 0, i;
+	struct smr_dm_batch bt;
 	int ret;
 
 	ret = smr_dm_io(sc, REQ_OP_READ, smr_band_sector(dm, band) + c, len,
@@ -853,16 +895,22 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 	}
 	spin_unlock_irq(&sc->lock);
 
+	/* The cached runs are small and scattered: read them all at once. */
+	atomic_set(&bt.pending, 1);
+	bt.error = 0;
+	init_completion(&bt.done);
 	for (i = 0; i < nr; i++) {
 		struct smr_ext *r = &dm->runs[i];
 
-		ret = smr_dm_io(sc, REQ_OP_READ, smr_slot_sector_dm(dm, r->slot),
-				(sector_t)r->len << 3,
-				dm->buf + ((size_t)r->off << SMR_BLOCK_SHIFT));
-		if (ret)
-			return ret;
+		smr_dm_batch_read(sc, &bt, smr_slot_sector_dm(dm, r->slot),
+				  (sector_t)r->len << 3,
+				  dm->buf + ((size_t)r->off << SMR_BLOCK_SHIFT));
 		*rd += (u64)r->len << 3;
 	}
+	smr_dm_batch_end(0, &bt);
+	wait_for_completion_io(&bt.done);
+	if (bt.error)
+		return bt.error;
 	ret = smr_dm_io(sc, REQ_OP_WRITE, dm->spare_start + c, len, dm->buf);
 	if (!ret)
 		*wr += len;
@@ -1470,9 +1518,8 @@ void smr_dm_postsuspend(struct smr_target *sc)
 
 static int smr_parse_num(const char *s, u64 *v)
 {
-	char dummy;
-
-	if (!s || sscanf(s, "%llu%c", v, &dummy) != 1)
+	/* Unlike sscanf, kstrtoull refuses values that overflow. */
+	if (!s || !isdigit(*s) || kstrtoull(s, 10, v))
 		return -EINVAL;
 	return 0;
 }
@@ -1569,7 +1616,7 @@ static int smr_dm_geometry(struct smr_target *sc)
 
 	if (dm->band_sectors < SMR_DM_MIN_BAND ||
 	    dm->band_sectors > SMR_DM_MAX_BAND ||
-	    dm->band_sectors % SMR_DM_CHUNK_SECTORS) {
+	    dm->band_sectors % SMR_DM_IO_SECTORS) {
 		ti->error = "band_sectors must be a multiple of 2048 (1 MiB) from 2048 to 524288 (256 MiB)";
 		return -EINVAL;
 	}
@@ -1589,7 +1636,7 @@ static int smr_dm_geometry(struct smr_target *sc)
 		dm->cache_sectors = max_t(u64, round_up(div_u64(ti->len, 100),
 							SMR_BLOCK_SECTORS),
 					  dm->band_sectors);
-	if (dm->cache_sectors < SMR_DM_CHUNK_SECTORS ||
+	if (dm->cache_sectors < SMR_DM_IO_SECTORS ||
 	    dm->cache_sectors & (SMR_BLOCK_SECTORS - 1) ||
 	    (dm->cache_sectors >> 3) >= U32_MAX) {
 		ti->error = "cache_sectors must be a multiple of 8, at least 2048 (1 MiB)";
@@ -1711,7 +1758,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	ti->num_discard_bios = 1;
 	ti->per_io_data_size = sizeof(struct smr_dm_io);
 	ti->accounts_remapped_io = true;
-	return dm_set_target_max_io_len(ti, SMR_DM_CHUNK_SECTORS);
+	return dm_set_target_max_io_len(ti, SMR_DM_IO_SECTORS);
 }
 
 /* Called by smr_free() with nothing in flight. */

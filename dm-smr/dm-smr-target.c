@@ -22,6 +22,7 @@
  * docs/dm-smr.rst describes the status fields, messages and on-disk format.
  */
 #include <linux/module.h>
+#include <linux/ctype.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -38,9 +39,8 @@ enum {
 /* Parse a whole unsigned number; trailing junk is an error. */
 static int smr_parse_u64(const char *s, u64 *v)
 {
-	char dummy;
-
-	if (!s || sscanf(s, "%llu%c", v, &dummy) != 1)
+	/* Unlike sscanf, kstrtoull refuses values that overflow. */
+	if (!s || !isdigit(*s) || kstrtoull(s, 10, v))
 		return -EINVAL;
 	return 0;
 }
