@@ -310,6 +310,7 @@ static int req_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 
 		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
 			off += e->msg.nlmsg_len - sizeof(e->msg);
+		off = NLMSG_ALIGN(off);
 		if (NLMSG_HDRLEN + off < nlh->nlmsg_len) {
 			rem = (int)(nlh->nlmsg_len - NLMSG_HDRLEN - off);
 			for (a = (struct nlattr *)((char *)e + off); nla_ok(a, rem);
