@@ -277,11 +277,10 @@ dms_kq_check() {
 	local log i seg
 	log=$(dmesg)
 	for i in "${!DMS_KQ_DESC[@]}"; do
-		seg=
-		if [[ $log == *"${DMS_KQ_MARK[i]}"* ]]; then
-			seg=${log#*"${DMS_KQ_MARK[i]}"}
-			seg=${seg%%dmkq-*}
-		fi
+		# awk, not ${seg%%dmkq-*}: bash's pattern removal is quadratic
+		# on a long kernel log and took minutes.
+		seg=$(awk -v m="${DMS_KQ_MARK[i]}" \
+			'index($0, m) { f = 1; next } f && /dmkq-/ { exit } f' <<< "$log")
 		if [[ $seg == *"${DMS_KQ_MSG[i]}"* ]]; then
 			ok "${DMS_KQ_DESC[i]}"
 		else
