@@ -207,6 +207,7 @@ enum { SMR_IO_NONE, SMR_IO_READ_CACHE, SMR_IO_WRITE_BAND, SMR_IO_WRITE_CACHE };
 struct smr_dm_io {
 	u8 kind;
 	bool done;		/* cache write: index updated, final completion */
+	bool indexed;		/* cache write: indexed at completion already */
 	bool fua;
 	blk_status_t status;
 	u32 band;
@@ -322,9 +323,11 @@ static u32 smr_ext_need(struct smr_band *b, u32 off, u32 n)
 }
 
 /*
- * Make room for @need extents. Only the worker grows a band's array, and
- * only while a write to that band is in flight, so the cleaner cannot
- * free it meanwhile; readers see the swap under the lock.
+ * Resize a band's array to hold @need extents. Only the worker resizes,
+ * and only while a write to that band is in flight, so the cleaner cannot
+ * drop it meanwhile; completions may still insert into it (when it has
+ * room), so the size is checked again under the lock: a shrink that no
+ * longer fits is given up.
  */
 static int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need)
 {
@@ -338,8 +341,13 @@ static int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need)
 	if (cap && !new)
 		return -ENOMEM;
 	spin_lock_irq(&sc->lock);
+	if (b->nr_ext > cap) {
+		spin_unlock_irq(&sc->lock);
+		kvfree(new);
+		return 0;
+	}
 	if (new)
-		memcpy(new, b->ext, min(b->nr_ext, cap) * sizeof(*new));
+		memcpy(new, b->ext, b->nr_ext * sizeof(*new));
 	old = b->ext;
 	dm->index_bytes -= (size_t)b->cap_ext * sizeof(*new);
 	dm->index_bytes += (size_t)cap * sizeof(*new);
@@ -546,6 +554,8 @@ static int smr_dm_read(struct smr_target *sc, struct bio *bio,
 	return DM_MAPIO_REMAPPED;
 }
 
+static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map);
+
 int smr_dm_map(struct smr_target *sc, struct bio *bio)
 {
 	struct smr_dm *dm = sc->dm;
@@ -554,6 +564,7 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 
 	io->kind = SMR_IO_NONE;
 	io->done = false;
+	io->indexed = false;
 	if (READ_ONCE(dm->last_io) != now)
 		WRITE_ONCE(dm->last_io, now);
 	if (READ_ONCE(dm->since_busy_ms))
@@ -563,6 +574,9 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 	case REQ_OP_READ:
 		return smr_dm_read(sc, bio, io);
 	case REQ_OP_WRITE:
+		if (bio_sectors(bio))
+			return smr_dm_write(sc, bio, true);
+		fallthrough;	/* an empty flush: the worker commits */
 	case REQ_OP_DISCARD:
 		spin_lock_irq(&sc->lock);
 		bio_list_add(&dm->queue, bio);
@@ -575,23 +589,44 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 }
 
 
-/* Handle one write (worker). */
-static void smr_dm_write(struct smr_target *sc, struct bio *bio)
+/* Send a remapped write: from map() by returning, from the worker itself. */
+static int smr_dm_issue(struct bio *bio, bool in_map)
+{
+	if (in_map)
+		return DM_MAPIO_REMAPPED;
+	dm_submit_bio_remap(bio, NULL);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static int smr_dm_fail(struct bio *bio, bool in_map)
+{
+	if (in_map)
+		return DM_MAPIO_KILL;
+	bio_io_error(bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * Handle one write, from map() (@in_map) or from the worker (a write that
+ * waited). Returns the DM_MAPIO_* value map() should return. Nothing here
+ * sleeps.
+ */
+static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
 	u32 nsect = bio_sectors(bio), osect, band, off, n, slot, i;
-	bool stream, kick = false;
+	bool stream, kick = false, levels = false;
 	struct smr_band *b;
+	u32 next;
 
 	band = div_u64_rem(sector, dm->band_sectors, &osect);
 	if ((osect | nsect) & (SMR_BLOCK_SECTORS - 1) ||
 	    osect + nsect > dm->band_sectors) {
 		DMERR_LIMIT("%s: unaligned write at sector %llu (+%u)",
 			    smr_dm_name(sc), (unsigned long long)sector, nsect);
-		bio_io_error(bio);
-		return;
+		return smr_dm_fail(bio, in_map);
 	}
 	off = osect >> 3;
 	n = nsect >> 3;
@@ -600,13 +635,12 @@ static void smr_dm_write(struct smr_target *sc, struct bio *bio)
 	spin_lock_irq(&sc->lock);
 	if (dm->failed) {
 		spin_unlock_irq(&sc->lock);
-		bio_io_error(bio);
-		return;
+		return smr_dm_fail(bio, in_map);
 	}
 	if (b->flags & SMR_BAND_CLEANING) {
 		bio_list_add(&dm->held, bio);
 		spin_unlock_irq(&sc->lock);
-		return;
+		return DM_MAPIO_SUBMITTED;
 	}
 	stream = osect == 0 || osect == b->seq_next;
 	if (stream)
@@ -621,8 +655,7 @@ static void smr_dm_write(struct smr_target *sc, struct bio *bio)
 		io->band = band;
 		bio_set_dev(bio, sc->dev->bdev);
 		bio->bi_iter.bi_sector = smr_band_sector(dm, band) + osect;
-		dm_submit_bio_remap(bio, NULL);
-		return;
+		return smr_dm_issue(bio, in_map);
 	}
 
 	if (!bio_list_empty(&dm->parked) || smr_slot_alloc(dm, n, &slot)) {
@@ -631,7 +664,7 @@ static void smr_dm_write(struct smr_target *sc, struct bio *bio)
 		dm->fg_wanted = true;
 		spin_unlock_irq(&sc->lock);
 		smr_dm_kick_cleaner(dm, 0);
-		return;
+		return DM_MAPIO_SUBMITTED;
 	}
 	for (i = 0; i < n; i++) {
 		dm->slot_lba[slot + i] = band * dm->band_blocks + off + i;
@@ -646,6 +679,9 @@ static void smr_dm_write(struct smr_target *sc, struct bio *bio)
 	b->writers++;
 	dm->stats.host_write_sectors += nsect;
 	dm->stats.cache_write_sectors += nsect;
+	/* Occupancy rose past the next level: the worker reports it. */
+	next = dm->level + 25;
+	levels = next <= 100 && (u64)dm->used * 100 >= (u64)next * dm->nr_slots;
 	spin_unlock_irq(&sc->lock);
 
 	io->kind = SMR_IO_WRITE_CACHE;
@@ -658,10 +694,12 @@ static void smr_dm_write(struct smr_target *sc, struct bio *bio)
 	bio->bi_opf &= ~REQ_FUA;
 	bio_set_dev(bio, sc->dev->bdev);
 	bio->bi_iter.bi_sector = smr_slot_sector_dm(dm, slot);
-	dm_submit_bio_remap(bio, NULL);
 	if (kick && !delayed_work_pending(&dm->clean_dwork))
 		queue_delayed_work(dm->clean_wq, &dm->clean_dwork,
 				   msecs_to_jiffies(dm->idle_ms));
+	if (levels)
+		queue_work(sc->wq, &sc->commit_work);
+	return smr_dm_issue(bio, in_map);
 }
 
 /* A cache write completed: index it, then end it (or after a commit). */
@@ -674,15 +712,21 @@ static void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 	blk_status_t status = io->status;
 	u32 need;
 
-	if (!status) {
+	if (io->indexed) {
+		/* Indexed in smr_dm_end_io(); here for a FUA commit or a shrink. */
 		spin_lock_irq(&sc->lock);
-		need = smr_ext_need(b, io->off, io->nr);
+		need = b->nr_ext;
 		spin_unlock_irq(&sc->lock);
-		if (need > b->cap_ext && smr_ext_resize(sc, b, need))
-			status = BLK_STS_RESOURCE;
+		goto shrink;
 	}
-
 	spin_lock_irq(&sc->lock);
+	/* Completions of other writes to the band may insert meanwhile. */
+	while (!status && (need = smr_ext_need(b, io->off, io->nr)) > b->cap_ext) {
+		spin_unlock_irq(&sc->lock);
+		if (smr_ext_resize(sc, b, need))
+			status = BLK_STS_RESOURCE;
+		spin_lock_irq(&sc->lock);
+	}
 	if (status) {
 		smr_slot_release(dm, b, io->slot, io->nr);
 		sc->stats.errors++;
@@ -694,6 +738,7 @@ static void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 	need = b->nr_ext;
 	spin_unlock_irq(&sc->lock);
 
+shrink:
 	/*
 	 * Keep the array at most twice the extents it holds (the bound in
 	 * docs/dm-smr.rst), while our write still keeps the cleaner away.
@@ -725,9 +770,28 @@ int smr_dm_end_io(struct smr_target *sc, struct bio *bio, blk_status_t *error)
 	case SMR_IO_WRITE_CACHE:
 		if (io->done)
 			return DM_ENDIO_DONE;
-		/* The worker indexes it, then completes it again. */
 		io->status = *error;
+		b = &dm->bands[io->band];
 		spin_lock_irqsave(&sc->lock, flags);
+		/*
+		 * Index it now when its band's extent array has room and stays
+		 * within twice its use; otherwise the worker grows or shrinks
+		 * the array (it may allocate), indexes it and completes it
+		 * again. FUA writes end after a commit, in the worker too.
+		 */
+		if (!*error && smr_ext_need(b, io->off, io->nr) <= b->cap_ext) {
+			smr_ext_insert(dm, b, io->off, io->nr, io->slot);
+			bitmap_clear(dm->slot_inflight, io->slot, io->nr);
+			smr_mark_slots_dirty(sc, io->slot, io->nr);
+			io->indexed = true;
+			if (!io->fua && b->cap_ext <= 2 * b->nr_ext) {
+				b->writers--;
+				spin_unlock_irqrestore(&sc->lock, flags);
+				wake_up(&dm->wait);
+				io->done = true;
+				return DM_ENDIO_DONE;
+			}
+		}
 		bio_list_add(&dm->done, bio);
 		spin_unlock_irqrestore(&sc->lock, flags);
 		queue_work(sc->wq, &sc->commit_work);
@@ -788,7 +852,7 @@ static void smr_dm_work(struct work_struct *work)
 		} else if (!bio_sectors(bio)) {
 			bio_list_add(&commit, bio);	/* empty flush */
 		} else {
-			smr_dm_write(sc, bio);
+			smr_dm_write(sc, bio, false);
 		}
 	}
 
