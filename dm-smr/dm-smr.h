@@ -178,7 +178,6 @@ struct smr_target {
 	size_t mem_bytes;		/* in-memory state, shown in status */
 
 	struct smr_dm *dm;		/* drive-managed mode state */
-	struct list_head nl_node;	/* dm-smr-nl.c device registry */
 };
 
 /* A consistent copy of the host-managed status fields (for netlink). */
