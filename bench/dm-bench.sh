@@ -8,18 +8,22 @@
 # prints figures, passes or fails nothing on speed. Exits non-zero only if
 # it could not measure.
 #
-# usage: bench/dm-bench.sh [--disk DEV] [--runtime S] [--cache-mb N]
+# usage: bench/dm-bench.sh [--disk DEV] [--runtime S] [--cache-mb N] [--dev-mb N]
 #                          [--policies LIST] [--out FILE]
 #
-#   --disk DEV       scratch disk (/dev/vda); its first 1.1 GiB is overwritten
+#   --disk DEV       scratch disk (/dev/vda); its first --dev-mb plus the
+#                    cache and a band are overwritten
+#   --dev-mb N       device size (4096). The deeper the collapse should be,
+#                    the more bands the cache is spread over: each RMW
+#                    frees only the cache slots of its band
 #   --runtime S      seconds of the long random-write run per policy (60)
-#   --cache-mb N     cache size (16: under QEMU TCG on a shared 2-core host
+#   --cache-mb N     cache size (32: under QEMU TCG on a shared 2-core host
 #                    4 KiB random writes run at 1-2 MiB/s, so a 64 MiB cache
 #                    would not fill within a 60 s run)
 #   --policies LIST  comma-separated (fifo,greedy,cost-benefit)
 #   --out FILE       also write the report to FILE
 #
-# Geometry: a 1 GiB device, 16 MiB bands (64), a --cache-mb cache,
+# Geometry: a --dev-mb device of 16 MiB bands, a --cache-mb cache,
 # idle_ms 500, seq_bypass on. The backing region (metadata, cache,
 # spare band, bands) is written once first so that no later write
 # allocates space in the sparse disk image. dm-linear maps exactly the
@@ -29,7 +33,7 @@
 #    at a time, one I/O in flight), write then read, 8 s each, dm-linear;
 #    measured first and again last (a shared host's speed drifts).
 # 2. Cache phase vs dm-linear: fio randwrite 4 KiB, qd 4, direct, libaio,
-#    3/4 of the cache in all over the whole 1 GiB, same seed
+#    3/4 of the cache in all over the whole device, same seed
 #    on both; smr freshly formatted (empty cache) before each of its runs;
 #    2 rounds, linear/smr then smr/linear; ratio = median of the rounds'.
 # 3. Per policy, on a freshly formatted device: the same randwrite job,
@@ -56,13 +60,15 @@ DISK=/dev/vda
 RUNTIME=60
 POLICIES=fifo,greedy,cost-benefit
 OUT=
-CACHE_MB=16
+CACHE_MB=32
+DEV_MB=4096
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--disk) DISK=$2; shift 2 ;;
 	--runtime) RUNTIME=$2; shift 2 ;;
 	--cache-mb) CACHE_MB=$2; shift 2 ;;
+	--dev-mb) DEV_MB=$2; shift 2 ;;
 	--policies) POLICIES=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	-h|--help) sed -n '4,56s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -70,7 +76,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-LEN=2097152			# 1 GiB
+LEN=$((DEV_MB * 2048))
 BAND=32768			# 16 MiB
 CACHE=$((CACHE_MB * 2048))
 SLOTS=$((CACHE / 8))
@@ -159,7 +165,7 @@ fio_bw() {
 
 T_START=$(now_ns)
 say "dm-smr drive-managed: random writes, cleaning, policies; dm-linear on the same backing"
-say "  device 1 GiB, $NBANDS bands of $((BAND / 2048)) MiB, cache $((CACHE / 2048)) MiB ($SLOTS slots), idle_ms 500"
+say "  device $DEV_MB MiB, $NBANDS bands of $((BAND / 2048)) MiB, cache $((CACHE / 2048)) MiB ($SLOTS slots), idle_ms 500"
 say "  backing: $DISK sectors 2048..$((2048 + NEED)) (metadata $MD, cache $CACHE, spare $BAND, bands $LEN); linear maps the bands' sectors"
 say "  $(fio --version), direct=1, libaio; kernel $(uname -r), $(nproc) cpus; $(date -u '+%Y-%m-%d %H:%M UTC')"
 
@@ -196,7 +202,7 @@ for r in 0 1; do
 	echo "$l $s" >> "$WORK/cp"
 done
 say ""
-say "cache phase: randwrite 4 KiB qd4, $SMALL_IO over 1 GiB (cache empty at the start; 2 rounds, ABBA)"
+say "cache phase: randwrite 4 KiB qd4, $SMALL_IO over $DEV_MB MiB (cache empty at the start; 2 rounds, ABBA)"
 say "$(awk '{ l[NR] = $1; s[NR] = $2; q[NR] = $2 / $1 }
 	END { printf "  dm-linear %.1f / %.1f MiB/s, smr %.1f / %.1f MiB/s, smr/linear %.3f / %.3f, mean %.3f (target >= 0.9)",
 		l[1], l[2], s[1], s[2], q[1], q[2], (q[1] + q[2]) / 2 }' "$WORK/cp")"
