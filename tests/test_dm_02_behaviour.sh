@@ -82,8 +82,8 @@ dms_expect "P: the burst forced foreground RMWs, wa > 1" "$DP" \
 states=$(awk '{ print $26 }' "$T_WORK/poll.txt" | sort | uniq -c | tr '\n' ' ')
 maxused=$(awk '{ split($7, a, "/"); if (a[1] > m) m = a[1] } END { print m + 0 }' "$T_WORK/poll.txt")
 diag "P: states seen during the burst: $states; highest cache_used $maxused"
-if [[ $states == *clean-fg* ]]; then ok "P: state clean-fg seen during the burst"
-else not_ok "P: state clean-fg seen during the burst" "$states"; fi
+# (A foreground RMW takes ~50 ms on an idle host: a 0.3 s poll may not see
+# state clean-fg, so rmw_fg above is the assertion, the states a diagnostic.)
 if [ "$maxused" -ge $((1024 * 9 / 10)) ]; then ok "P: the cache filled (cache_used $maxused of 1024)"
 else not_ok "P: the cache filled to at least 90%" "highest cache_used seen: $maxused"; fi
 
