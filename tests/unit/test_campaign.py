@@ -1,0 +1,539 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests of fio-jobs/campaign (no VM, no kernel module):
+matrix parsing and expansion, fallback dm tables, status lines, fio's
+JSON (local and client/server) and bandwidth logs (canned, from real fio
+runs: tests/unit/data/), the analysis, the summary and the plots; then
+the runner end to end on a plain file, locally and through a fio server
+on loopback.
+
+    /usr/bin/python3 -m unittest discover -s tests/unit -v
+"""
+
+import csv
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "fio-jobs"))
+import smrcampaign as sc  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+CAMPAIGN = os.path.join(ROOT, "fio-jobs", "campaign")
+
+try:
+    import matplotlib  # noqa: F401
+    HAVE_MPL = True
+except ImportError:
+    HAVE_MPL = False
+
+DM_LINE = ("0 2097152 smr drive-managed 64 32768 4096/4096 3000 212 9000 40 31 "
+           "2 0 1 4718592 2228224 9811 40912 0 0 65536 65536 0 102.200 "
+           "clean-fg greedy 99 0 123456")
+HM_LINE = ("0 1048576 smr host-managed 32 4 1 0 2 3 0 0 100 204800 5 40 "
+           "2 0 0 0 0 0 0 7 4096")
+CV_LINE = "0 131072 caveat 9000 800 12000 300 2400 55 7000 12 65536"
+
+
+def is_png(path):
+    with open(path, "rb") as f:
+        return f.read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(path) > 1000
+
+
+class StatusTest(unittest.TestCase):
+    def test_drive_managed(self):
+        s = sc.parse_status(DM_LINE)
+        self.assertEqual(s["mode"], "drive-managed")
+        self.assertEqual((s["cache_used"], s["cache_total"]), (4096, 4096))
+        self.assertEqual(s["nr_bands"], 64)
+        self.assertEqual(s["rmw_fg"], 2)
+        self.assertEqual(s["rmw_bg"], 31)
+        self.assertEqual(s["clean_ms_fg"], 40912)
+        self.assertEqual(s["host_write_sectors"], 65536)
+        self.assertAlmostEqual(s["wa"], 102.2)
+        self.assertEqual((s["state"], s["policy"]), ("clean-fg", "greedy"))
+        self.assertEqual(s["mem_bytes"], 123456)
+
+    def test_host_managed_and_caveat(self):
+        h = sc.parse_status(HM_LINE)
+        self.assertEqual((h["mode"], h["nr_zones"], h["writes"], h["write_sectors"]),
+                         ("host-managed", 32, 100, 204800))
+        self.assertEqual(h["mem_bytes"], 4096)
+        c = sc.parse_status(CV_LINE)
+        self.assertEqual((c["mode"], c["writes"], c["live_damaged_blocks"], c["valid_blocks"]),
+                         ("caveat", 9000, 2400, 7000))
+
+    def test_unknown(self):
+        self.assertIsNone(sc.parse_status("0 100 linear 8:0 0"))
+        self.assertIsNone(sc.parse_status("0 100 smr drive-managed 1 2"))
+        self.assertIsNone(sc.parse_status(""))
+
+
+class SizeTableTest(unittest.TestCase):
+    def test_sizes(self):
+        self.assertEqual(sc.parse_size("16M"), 16 << 20)
+        self.assertEqual(sc.parse_size("1GiB"), 1 << 30)
+        self.assertEqual(sc.parse_size("2048s"), 1 << 20)
+        self.assertEqual(sc.parse_size("4096"), 4096)
+        self.assertEqual(sc.sectors("4K"), 8)
+        for bad in ("12Q", "", "M", "-1M"):
+            self.assertRaises(ValueError, sc.parse_size, bad)
+        self.assertRaises(ValueError, sc.sectors, "100")
+
+    def test_tables(self):
+        self.assertEqual(
+            sc.dm_table("drive-managed", "/dev/vda", {"size": "1G", "band": "16M", "cache": "16M",
+                                                      "idle_ms": "500", "policy": "greedy"}),
+            "0 2097152 smr /dev/vda drive-managed 32768 7 cache_sectors 32768 idle_ms 500 "
+            "policy greedy format")
+        self.assertEqual(
+            sc.dm_table("drive-managed", "/dev/vda", {"size": "256M", "band": "4M",
+                                                      "seq_bypass": "off"}),
+            "0 524288 smr /dev/vda drive-managed 8192 3 seq_bypass off format")
+        self.assertEqual(
+            sc.dm_table("host-managed", "/dev/vdb", {"size": "2G", "zone": "32M", "conv": "4",
+                                                     "max_open": "8"}),
+            "0 4194304 smr /dev/vdb host-managed 65536 5 conv_zones 4 max_open 8 format")
+        self.assertEqual(
+            sc.dm_table("caveat", "/dev/vdc", {"size": "64M", "did": "16", "dnor": "4"}),
+            "0 131072 caveat /dev/vdc 16 4 1 format")
+        self.assertRaises(sc.MatrixError, sc.dm_table, "drive-managed", "/dev/x", {"band": "4M"})
+        self.assertRaises(sc.MatrixError, sc.dm_table, "host-managed", "/dev/x", {"size": "1G"})
+
+    def test_smrctl_args(self):
+        a = sc.smrctl_create_args("cmp_dm", "drive-managed",
+                                  {"backing": "/dev/vda", "size": "1G", "band": "16M",
+                                   "idle_ms": "500", "seq_bypass": "off", "policy": "fifo"})
+        self.assertEqual(a[:7], ["create", "cmp_dm", "--model", "drive-managed", "--dev",
+                                 "/dev/vda", "--format"])
+        self.assertIn("--no-seq-bypass", a)
+        self.assertEqual(a[a.index("--idle-ms") + 1], "500")
+        self.assertEqual(a[a.index("--band") + 1], "16M")
+
+
+class MatrixTest(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="campaign-test.")
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def matrix(self, text, overrides=(), env=None):
+        p = os.path.join(self.d, "m.ini")
+        with open(p, "w") as f:
+            f.write(text)
+        return sc.Matrix(p, overrides, env=env if env is not None else {})
+
+    M = """
+[campaign]
+name = t
+[device dm]
+model = drive-managed
+backing = ${BACKING:-/dev/vda}
+size = 1G
+band = 16M
+policy = fifo, greedy ; two values: an axis
+[device cv]
+model = caveat
+backing = /dev/vdb
+size = 64M
+did = 16, 64
+[job burst]
+file = dm-randwrite-burst.fio
+devices = dm
+RUNTIME = 10, 20
+[job damage]
+file = cv-damage.fio
+devices = cv
+SIZE = 32M
+IOSIZE = ${IOSIZE}
+"""
+
+    def test_expand(self):
+        m = self.matrix(self.M, env={"IOSIZE": "2M"})
+        runs = m.runs()
+        self.assertEqual([r["id"] for r in runs], [
+            "01-burst-dm-policy=fifo-RUNTIME=10", "02-burst-dm-policy=fifo-RUNTIME=20",
+            "03-burst-dm-policy=greedy-RUNTIME=10", "04-burst-dm-policy=greedy-RUNTIME=20",
+            "05-damage-cv-did=16", "06-damage-cv-did=64"])
+        self.assertEqual(runs[0]["dev"]["backing"], "/dev/vda")
+        self.assertEqual(runs[3]["dev"]["policy"], "greedy")
+        self.assertEqual(runs[3]["jobopts"]["RUNTIME"], "20")
+        self.assertEqual(runs[5]["jobopts"]["IOSIZE"], "2M")
+        self.assertTrue(runs[0]["file"].endswith("fio-jobs/dm-randwrite-burst.fio"))
+        self.assertEqual(m.name, "t")
+
+    def test_env_and_set(self):
+        m = self.matrix(self.M, ["device dm.policy=cost-benefit", "job burst.RUNTIME=5"],
+                        env={"BACKING": "/dev/sdz", "IOSIZE": "1M"})
+        runs = m.runs()
+        self.assertEqual(len(runs), 3)
+        self.assertEqual(runs[0]["dev"]["backing"], "/dev/sdz")
+        self.assertEqual(runs[0]["dev"]["policy"], "cost-benefit")
+        self.assertEqual(runs[0]["id"], "01-burst-dm")
+
+    def test_errors(self):
+        E = sc.MatrixError
+        self.assertRaises(E, self.matrix, self.M)    # ${IOSIZE} unset
+        self.assertRaises(E, self.matrix, self.M, ["nodot=1"], {"IOSIZE": "1"})
+        self.assertRaises(E, self.matrix, self.M, ["device zz.size=1"], {"IOSIZE": "1"})
+        bad = [
+            "[device a]\nmodel = drive-managed\n[job j]\nfile = dm-seq-bypass.fio\n",
+            "[device a]\nmodel = file\npath = /tmp/x\n[job j]\nfile = dm-seq-bypass.fio\n",
+            "[device a]\nmodel = smr\nbacking = /x\n[job j]\nfile = dm-seq-bypass.fio\n",
+            "[device a]\nmodel = caveat\nbacking = /x\ncahce = 1\n[job j]\nfile = x.fio\n",
+            "[device a]\nmodel = caveat\nbacking = /x\n[job j]\nnofile = 1\n",
+            "[device a]\nmodel = caveat\nbacking = /x\n",
+            "[devices a]\nmodel = caveat\n",
+        ]
+        for text in bad:
+            self.assertRaises(E, self.matrix, text)
+        m = self.matrix("[device a]\nmodel = caveat\nbacking = /x\n[job j]\nfile = nosuch.fio\n")
+        self.assertRaises(E, m.runs)
+        m = self.matrix("[device a]\nmodel = caveat\nbacking = /x\n[job j]\nfile = cv-damage.fio\n"
+                        "devices = b\n")
+        self.assertRaises(E, m.runs)
+
+    def test_shipped_matrices(self):
+        for f in sorted(os.listdir(os.path.join(ROOT, "fio-jobs", "matrices"))):
+            m = sc.Matrix(os.path.join(ROOT, "fio-jobs", "matrices", f), env={})
+            self.assertTrue(m.runs(), f)
+
+    def test_job_file(self):
+        dst = os.path.join(self.d, "job.fio")
+        sc.write_job_file(os.path.join(ROOT, "fio-jobs", "dm-randwrite-burst.fio"), dst,
+                          {"DEV": "/dev/mapper/x", "RUNTIME": "7"})
+        text = open(dst).read()
+        self.assertIn("filename=/dev/mapper/x\n", text)
+        self.assertIn("runtime=7\n", text)
+        self.assertIn("${VAR}", text)        # comments are left alone
+        self.assertTrue(text.split("\n[global]\n")[1].startswith(
+            "write_bw_log=bw\nlog_avg_msec=1000\nlog_unix_epoch=1\n"))
+        self.assertRaises(sc.MatrixError, sc.write_job_file,
+                          os.path.join(ROOT, "fio-jobs", "dm-randwrite-burst.fio"), dst,
+                          {"DEV": "/dev/x"})
+
+
+class FioOutputTest(unittest.TestCase):
+    def test_local(self):
+        j = sc.load_fio_json(os.path.join(DATA, "local", "fio.json"))
+        s = sc.fio_summary(j)
+        self.assertEqual(s["fio_jobs"], 3)      # two writers, one reader
+        self.assertEqual(s["fio_hosts"], 0)
+        w = sum(e["write"]["io_kbytes"] for e in j["jobs"]) / 1024.0
+        self.assertAlmostEqual(s["write_mib"], w)
+        self.assertAlmostEqual(s["write_mibs"], sum(e["write"]["bw"] for e in j["jobs"]) / 1024.0)
+        self.assertGreater(s["read_mib"], 0)
+        self.assertEqual(s["fio_errors"], 0)
+        self.assertEqual([p["job"] for p in s["phases"]], ["writers", "writers", "reader"])
+        self.assertGreater(s["write_lat_ms_mean"], 0)
+
+    def test_client(self):
+        j = sc.load_fio_json(os.path.join(DATA, "client", "fio.json"))
+        s = sc.fio_summary(j)
+        self.assertEqual((s["fio_jobs"], s["fio_hosts"]), (3, 1))
+        self.assertEqual({p["host"] for p in s["phases"]}, {"127.0.0.1"})
+
+    def test_bw_logs(self):
+        d = os.path.join(DATA, "local")
+        logs = sc.bw_log_files(d)
+        self.assertEqual([os.path.basename(x) for x in logs],
+                         ["bw_bw.1.log", "bw_bw.2.log", "bw_bw.3.log"])
+        t0 = min(sc.first_log_time(x) for x in logs) - 1000
+        bw = sc.read_bw_logs(logs, t0)
+        # two writers at 4 MiB/s each for two whole seconds, then the
+        # reader's second
+        self.assertEqual([t for t, r, w in bw][:2], [0, 1])
+        for t, r, w in bw[:2]:
+            self.assertAlmostEqual(w, 8.0, delta=0.1)
+            self.assertEqual(r, 0)
+        self.assertAlmostEqual(max(r for t, r, w in bw), 4.0, delta=0.1)
+        self.assertEqual(len(sc.bw_log_files(os.path.join(DATA, "client"))), 3)
+
+    def test_json_after_warnings(self):
+        d = tempfile.mkdtemp()
+        try:
+            p = os.path.join(d, "f.json")
+            with open(p, "w") as f:
+                f.write("fio: some warning\n" + open(os.path.join(DATA, "local", "fio.json")).read())
+            self.assertEqual(sc.fio_summary(sc.load_fio_json(p))["fio_jobs"], 3)
+            with open(p, "w") as f:
+                f.write("fio: no json at all\n")
+            self.assertRaises(ValueError, sc.load_fio_json, p)
+        finally:
+            shutil.rmtree(d)
+
+
+def synth_status(t_full, n, fg_from, bg_after):
+    """A drive-managed timeline: the cache fills linearly until t_full,
+    foreground cleaning from fg_from until n, background after that
+    until bg_after, then idle and empty."""
+    rows = []
+    for i in range(bg_after + 3):
+        used = min(4096, int(4096 * i / t_full)) if i < n else max(0, 4096 - 400 * (i - n))
+        st = ("idle" if i < fg_from else "clean-fg" if i < n else
+              "clean-bg" if i < bg_after else "idle")
+        if i >= bg_after:
+            used = 0
+        rows.append({"t": float(i), "cache_used": used, "cache_total": 4096, "state": st,
+                     "rmw_fg": max(0, i - fg_from), "host_write_sectors": 2048 * i})
+    return rows
+
+
+class AnalysisTest(unittest.TestCase):
+    def test_spans_and_phases(self):
+        s = synth_status(3, 8, 4, 12)
+        self.assertEqual(sc.cleaning_spans(s), [(4.0, 8.0, "clean-fg"), (8.0, 12.0, "clean-bg")])
+        bw = [(0, 0, 10.0), (1, 0, 12.0), (2, 0, 11.0), (3, 0, 5.0), (4, 0, 0.5), (5, 0, 0.4),
+              (6, 0, 0.6), (7, 0, 0.5)]
+        hi, lo, t_full = sc.phase_figures(bw, s, 8.0)
+        self.assertEqual(t_full, 3.0)
+        self.assertEqual(hi, 11.0)      # seconds 0-2
+        self.assertEqual(lo, 0.5)       # seconds 5-7
+        hi, lo, t_full = sc.phase_figures(bw, [dict(x, cache_used=0) for x in s], 8.0)
+        self.assertEqual((lo, t_full), (None, None))
+
+    def test_event_spans(self):
+        ev = [{"ts": 100.0, "family": "smrd", "event": "subscribed"},
+              {"ts": 101.0, "family": "dm-smr", "event": "clean_start", "device": "d", "band": 1,
+               "reason": "foreground"},
+              {"ts": 101.5, "family": "dm-smr", "event": "clean_done", "device": "d", "band": 1,
+               "reason": "foreground"},
+              {"ts": 103.0, "family": "dm-smr", "event": "clean_start", "device": "d", "band": 2,
+               "reason": "idle"},
+              {"ts": 104.0, "family": "dm-smr", "event": "clean_done", "device": "d", "band": 2,
+               "reason": "idle"}]
+        self.assertEqual(sc.event_spans(ev, 100.0),
+                         [(1.0, 1.5, "clean-fg"), (3.0, 4.0, "clean-bg")])
+
+
+@unittest.skipUnless(HAVE_MPL, "python3-matplotlib is not installed")
+class SummaryPlotTest(unittest.TestCase):
+    """A results directory assembled from the canned fio output and
+    synthetic status timelines: analysis, summary files, plots."""
+
+    def setUp(self):
+        self.out = tempfile.mkdtemp(prefix="campaign-results.")
+
+    def tearDown(self):
+        shutil.rmtree(self.out)
+
+    def rundir(self, rid, src="local"):
+        d = os.path.join(self.out, "runs", rid)
+        os.makedirs(d)
+        for f in os.listdir(os.path.join(DATA, src)):
+            shutil.copy(os.path.join(DATA, src, f), d)
+        logs = sc.bw_log_files(d)
+        t0 = min(sc.first_log_time(x) for x in logs) - 1000
+        with open(os.path.join(d, "t0"), "w") as f:
+            f.write("%d\n" % t0)
+        return d, t0
+
+    def write_status(self, d, rows):
+        with open(os.path.join(d, "status.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+    def test_results_dir(self):
+        rows = []
+        d, t0 = self.rundir("01-burst-dm-policy=fifo")
+        self.write_status(d, synth_status(1, 4, 2, 8))
+        with open(os.path.join(d, "status.final"), "w") as f:
+            f.write(DM_LINE.replace("clean-fg", "idle") + "\n")
+        with open(os.path.join(d, "events.json"), "w") as f:
+            for e in ({"ts": t0 / 1000 + 2.2, "family": "dm-smr", "event": "clean_start",
+                       "device": "cmp_dm", "band": 3, "reason": "foreground"},
+                      {"ts": t0 / 1000 + 2.9, "family": "dm-smr", "event": "clean_done",
+                       "device": "cmp_dm", "band": 3, "reason": "foreground"}):
+                f.write(json.dumps(e) + "\n")
+        row = {"run": "01-burst-dm-policy=fifo", "job": "burst", "device": "dm",
+               "model": "drive-managed", "policy": "fifo", "status": "ok", "error": "",
+               "varied": "policy=fifo", "fio_end_s": 5.0, "wait_clean_s": 3.0, "cleaning_s": 2.5}
+        row.update(sc.analyse_run(d, row))
+        rows.append(row)
+        self.assertEqual(row["fio_jobs"], 3)
+        self.assertEqual(row["rmw_fg"], 2)
+        self.assertEqual(row["status_samples"], 11)
+        self.assertEqual(row["cache_full_at_s"], 1.0)
+        self.assertEqual(row["events"], 2)
+        self.assertEqual(row["clean_done_events"], 1)
+        self.assertEqual(row["host_write_mib"], 32.0)
+        self.assertAlmostEqual(row["cache_phase_mibs"], 8.0, delta=0.1)
+
+        d, _ = self.rundir("02-damage-cv")
+        self.write_status(d, [{"t": float(i), "writes": 10 * i, "damaging_writes": i,
+                               "damaged_blocks": 40 * i, "live_damage_writes": i,
+                               "live_damaged_blocks": 30 * i, "damaged_reads": 0,
+                               "valid_blocks": 5000 - 30 * i, "commits": 1, "mem_bytes": 1}
+                              for i in range(6)])
+        with open(os.path.join(d, "status.final"), "w") as f:
+            f.write(CV_LINE + "\n")
+        row = {"run": "02-damage-cv", "job": "damage", "device": "cv", "model": "caveat",
+               "status": "ok", "error": "", "varied": ""}
+        row.update(sc.analyse_run(d, row))
+        self.assertEqual(row["live_damaged_blocks"], 2400)
+        rows.append(row)
+
+        d, _ = self.rundir("03-seq-remote", "client")
+        row = {"run": "03-seq-remote", "job": "seq", "device": "remote", "model": "file",
+               "status": "ok", "error": "", "varied": ""}
+        row.update(sc.analyse_run(d, row))
+        self.assertEqual(row["fio_hosts"], 1)
+        rows.append(row)
+
+        figs = sc.draw_plots(self.out, rows)
+        doc = sc.write_summary(self.out, "t", rows, figs, 12.0)
+        names = sorted(f["file"] for f in figs)
+        self.assertEqual(names, ["plots/01-burst-dm-policy=fifo-throughput.png",
+                                 "plots/02-damage-cv-damage.png",
+                                 "plots/02-damage-cv-throughput.png",
+                                 "plots/03-seq-remote-throughput.png",
+                                 "plots/cleaning-by-policy.png"])
+        txt = open(os.path.join(self.out, "summary.txt")).read()
+        for n in names:
+            self.assertTrue(is_png(os.path.join(self.out, n)), n)
+            self.assertIn(n, txt)
+        with open(os.path.join(self.out, "summary.csv")) as f:
+            r = list(csv.DictReader(f))
+        self.assertEqual([x["run"] for x in r], ["01-burst-dm-policy=fifo", "02-damage-cv",
+                                                 "03-seq-remote"])
+        self.assertEqual(r[0]["cleaning_s"], "2.5")
+        self.assertIn("plots/01-burst-dm-policy=fifo-throughput.png", r[0]["plots"])
+        j = json.load(open(os.path.join(self.out, "summary.json")))
+        self.assertEqual(j, json.loads(json.dumps(doc)))
+        self.assertEqual(len(j["figures"]), 5)
+        self.assertIn("campaign t: 3 runs", txt)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+@unittest.skipUnless(HAVE_MPL and shutil.which("fio"), "needs fio and python3-matplotlib")
+class EndToEndTest(unittest.TestCase):
+    """The runner itself, on a plain file (no dm device): fio runs, logs,
+    summary, plots; and through fio's client/server mode on loopback."""
+
+    MATRIX = """
+[campaign]
+name = e2e
+[device f]
+model = file
+path = %(dir)s/data.img
+size = 32M
+[job burst]
+file = dm-randwrite-burst.fio
+RUNTIME = 3
+[job seq]
+file = dm-seq-bypass.fio
+SIZE = 8M
+"""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="campaign-e2e.")
+        self.m = os.path.join(self.d, "m.ini")
+        with open(self.m, "w") as f:
+            f.write(self.MATRIX % {"dir": self.d})
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def campaign(self, *args):
+        return subprocess.run([sys.executable, CAMPAIGN] + list(args), capture_output=True,
+                              text=True, timeout=300)
+
+    def check_results(self, out, hosts):
+        j = json.load(open(os.path.join(out, "summary.json")))
+        self.assertEqual([r["run"] for r in j["runs"]], ["01-burst-f", "02-seq-f"])
+        self.assertEqual([r["status"] for r in j["runs"]], ["ok", "ok"])
+        b = j["runs"][0]
+        self.assertGreater(b["write_mib"], 1)
+        self.assertGreaterEqual(b["bw_seconds"], 2)
+        self.assertEqual(b["fio_hosts"], hosts)
+        self.assertAlmostEqual(j["runs"][1]["write_mib"], 8.0)
+        self.assertIn("plots/01-burst-f-throughput.png", [f["file"] for f in j["figures"]])
+        for f in j["figures"]:
+            self.assertTrue(is_png(os.path.join(out, f["file"])))
+        self.assertTrue(os.path.exists(os.path.join(out, "runs", "01-burst-f", "job.fio")))
+        self.assertTrue(os.path.exists(os.path.join(out, "matrix.ini")))
+        return j
+
+    def test_list_and_errors(self):
+        p = self.campaign("--list", self.m)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("01-burst-f", p.stdout)
+        self.assertIn("02-seq-f", p.stdout)
+        self.assertEqual(self.campaign("--bogus", self.m).returncode, 2)
+        self.assertEqual(self.campaign().returncode, 2)
+        with open(self.m, "a") as f:
+            f.write("[job x]\nfile = nosuch.fio\n")
+        p = self.campaign("--list", self.m)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("nosuch.fio", p.stderr)
+
+    def test_local(self):
+        out = os.path.join(self.d, "out")
+        p = self.campaign("-o", out, "--progress", "1", self.m)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("run 1/2 01-burst-f", p.stdout)
+        self.assertIn("figures:", p.stdout)
+        self.check_results(out, 0)
+        # --plot redraws from the files
+        os.remove(os.path.join(out, "plots", "01-burst-f-throughput.png"))
+        p = self.campaign("--plot", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.check_results(out, 0)
+
+    def test_client_server_loopback(self):
+        port = free_port()
+        pidf = os.path.join(self.d, "server.pid")
+        sdir = os.path.join(self.d, "server")
+        os.makedirs(sdir)
+        subprocess.run(["fio", "--server=ip:127.0.0.1,%d" % port, "--daemonize=" + pidf],
+                       cwd=sdir, check=True, capture_output=True, timeout=30)
+        try:
+            for _ in range(50):
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            out = os.path.join(self.d, "out")
+            p = self.campaign("-o", out, "--client", "127.0.0.1:%d" % port, self.m)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            j = self.check_results(out, 1)
+            rd = os.path.join(out, "runs", "01-burst-f")
+            self.assertTrue(any(f.endswith(".127.0.0.1") for f in os.listdir(rd)),
+                            "bandwidth logs come back from the server")
+            self.assertIn("--client=ip:127.0.0.1,%d" % port,
+                          open(os.path.join(rd, "fio.cmd")).read())
+            self.assertEqual(j["runs"][0]["fio_hosts"], 1)
+            # the runner refuses to create dm devices on remote boxes
+            with open(self.m, "a") as f:
+                f.write("[device dm]\nmodel = drive-managed\nbacking = /dev/x\nsize = 1G\n"
+                        "band = 4M\n")
+            p = self.campaign("-o", os.path.join(self.d, "out2"), "--client",
+                              "127.0.0.1:%d" % port, "--only", "2", "--no-plots", self.m)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("use model = file or existing", p.stdout)
+        finally:
+            try:
+                with open(pidf) as f:
+                    os.kill(int(f.read().strip()), 15)
+            except (OSError, ValueError):
+                pass
+
+
+if __name__ == "__main__":
+    unittest.main()
