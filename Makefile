@@ -45,10 +45,12 @@ deps:
 check: deps
 	$(MAKE) modules KVER=$(KVER)
 	$(MAKE) -C userspace check
+	/usr/bin/python3 -m unittest discover -s tests/unit -v
 	tests/vm-run --kernel $(KVER)
 
 demo: deps
 	$(MAKE) modules KVER=$(KVER)
+	$(MAKE) -C userspace
 	scripts/demo.sh --kernel $(KVER)
 
 endif

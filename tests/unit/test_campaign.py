@@ -256,6 +256,28 @@ class FioOutputTest(unittest.TestCase):
         self.assertAlmostEqual(max(r for t, r, w in bw), 4.0, delta=0.1)
         self.assertEqual(len(sc.bw_log_files(os.path.join(DATA, "client"))), 3)
 
+    def test_counted_errors(self):
+        """fio exits 1 after errors a continue_on_error job counted: the
+        run is ok; a job that stopped on an error is not."""
+        d = tempfile.mkdtemp()
+        try:
+            j = json.load(open(os.path.join(DATA, "local", "fio.json")))
+            j["jobs"][2]["total_err"] = 5
+            j["jobs"][2]["first_error"] = 61
+            with open(os.path.join(d, "fio.json"), "w") as f:
+                json.dump(j, f)
+            row = {"status": "fio failed", "fio_rc": 1, "error": "fio exit 1"}
+            out = sc.analyse_run(d, row)
+            self.assertEqual((out["status"], out["fio_errors"], out["fio_fatal"]), ("ok", 5, 0))
+            j["jobs"][2]["error"] = 61
+            with open(os.path.join(d, "fio.json"), "w") as f:
+                json.dump(j, f)
+            out = sc.analyse_run(d, row)
+            self.assertNotIn("status", out)
+            self.assertEqual(out["fio_fatal"], 1)
+        finally:
+            shutil.rmtree(d)
+
     def test_json_after_warnings(self):
         d = tempfile.mkdtemp()
         try:
