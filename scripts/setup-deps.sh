@@ -35,6 +35,7 @@ PACKAGES=(
 	btrfs-progs
 	dmsetup
 	fio
+	jq
 	libdevmapper-dev
 	libnl-genl-3-dev
 	libzbd-dev
