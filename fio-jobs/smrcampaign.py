@@ -906,7 +906,7 @@ class Campaign:
         if self.plots:
             figures = draw_plots(self.out, self.rows)
         return write_summary(self.out, self.m.name, self.rows, figures,
-                             time.time() - self.t_start)
+                             time.time() - self.t_start, plotted=self.plots)
 
 
 def progress_text(s, prev):
@@ -1042,7 +1042,7 @@ def first_log_time(path):
 
 # --------------------------------------------------------- summary ---
 
-def write_summary(out, name, rows, figures, elapsed):
+def write_summary(out, name, rows, figures, elapsed, plotted=True):
     """summary.csv (one row per run), summary.json (runs, figures) and
     summary.txt (readable, naming every figure)."""
     cols = []
@@ -1073,7 +1073,10 @@ def write_summary(out, name, rows, figures, elapsed):
         if r.get("error"):
             lines.append("    error: " + r["error"])
     lines.append("")
-    lines.append("figures:" if figures else "figures: none drawn")
+    if not plotted:
+        lines.append("figures: not drawn yet (--no-plots): fio-jobs/campaign --plot %s" % out)
+    else:
+        lines.append("figures:" if figures else "figures: none drawn")
     for fg in figures:
         lines.append("    %s  %s" % (fg["file"], fg["what"]))
     text = "\n".join(lines) + "\n"

@@ -82,7 +82,7 @@ def throughput(out, row):
                ([float(end)] if end not in (None, "") else []))
     ax.set_xlim(0, xmax)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("seconds since the job started")
+    ax.set_xlabel("seconds since fio was started")
     ax.set_ylabel("MiB/s")
     if samples and samples[0].get("cache_total"):
         ax2 = ax.twinx()
@@ -95,13 +95,13 @@ def throughput(out, row):
     else:
         h2, l2 = [], []
     h, l_ = ax.get_legend_handles_labels()
-    ax.legend(h + h2, l_ + l2, loc="upper right", fontsize=8)
+    fig.legend(h + h2, l_ + l2, loc="lower center", ncol=5, fontsize=8, frameon=False)
     title = "%s on %s (%s)" % (row["job"], row["device"], row.get("model"))
     if row.get("varied"):
         title += " " + row["varied"]
     sub = "throughput per second" + ("; cleaning shaded (from %s)" % src if samples else "")
     ax.set_title(title + "\n" + sub, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     rel = os.path.join("plots", "%s-throughput.png" % row["run"])
     fig.savefig(os.path.join(out, rel), dpi=90)
     plt.close(fig)
@@ -160,7 +160,7 @@ def damage(out, row):
     ax.plot(t, [s["damaged_blocks"] for s in samples], label="blocks damaged by writes (damaged_blocks)")
     ax.plot(t, [s["live_damaged_blocks"] for s in samples], color="tab:red",
             label="live blocks damaged: data lost (live_damaged_blocks)")
-    ax.set_xlabel("seconds since the job started")
+    ax.set_xlabel("seconds since fio was started")
     ax.set_ylabel("blocks")
     ax.set_ylim(bottom=0)
     ax2 = ax.twinx()
