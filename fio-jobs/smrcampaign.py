@@ -638,6 +638,7 @@ class Campaign:
         self.mnt_root = mnt_root
         self.t_start = time.time()
         self.rows = []
+        self.loopdev = None
 
     def say(self, msg):
         log("[%5ds] %s" % (time.time() - self.t_start, msg))
@@ -656,6 +657,7 @@ class Campaign:
             with open(o["path"], "ab") as f:
                 f.truncate(parse_size(o["size"]))
             return None, o["path"], "file"
+        self.ensure_target(model)
         name = self.dm_name(run)
         if run_cmd(["dmsetup", "info", name], "dmsetup info", check=False).returncode == 0:
             raise RuntimeError("a dm device %s exists already: remove it (dmsetup remove %s)" % (name, name))
@@ -679,6 +681,33 @@ class Campaign:
         with open(os.path.join(rundir, "table.txt"), "w") as f:
             f.write(table + "\n")
         return name, "/dev/mapper/" + name, how
+
+    def ensure_target(self, model):
+        """Load the module of the model's target if dmsetup does not list
+        it: modprobe, else insmod the module built in this tree (as
+        tests/lib/guest-suite.sh does, dependencies first)."""
+        target, mod = ("caveat", "dm-caveat") if model == "caveat" else ("smr", "dm-smr")
+
+        def have():
+            out = run_cmd(["dmsetup", "targets"], "dmsetup targets", check=False).stdout
+            return any(line.split()[:1] == [target] for line in out.splitlines())
+        if have():
+            return
+        run_cmd(["modprobe", "dm-mod"], "modprobe", check=False)
+        if run_cmd(["modprobe", mod], "modprobe", check=False).returncode != 0:
+            ko = os.path.join(ROOT, mod, mod + ".ko")
+            if os.path.exists(ko):
+                deps = run_cmd(["modinfo", "-F", "depends", ko], "modinfo", check=False).stdout
+                for d in deps.strip().split(","):
+                    if d:
+                        run_cmd(["modprobe", d], "modprobe", check=False)
+                p = run_cmd(["insmod", ko], "insmod", check=False)
+                if p.returncode != 0:
+                    raise RuntimeError("insmod %s: %s" % (ko, p.stderr.strip()))
+                self.say("loaded %s" % ko)
+        if not have():
+            raise RuntimeError("the %s target is not available: build and load %s "
+                               "(make; modprobe %s or insmod %s/%s.ko)" % (target, mod, mod, mod, mod))
 
     def remove(self, name):
         if not name:
@@ -740,6 +769,13 @@ class Campaign:
             raise RuntimeError("fs = %s: only ext4 (or none) is supported" % fs)
         # No lazy init: the inode tables and journal are written now, not
         # in the background while the job runs.
+        if os.path.isfile(path):
+            # a file: through a loop device of our own (mount's automatic
+            # loop set-up is refused in some environments, e.g. the VM)
+            run_cmd(["modprobe", "loop"], "modprobe loop", check=False)
+            path = run_cmd(["losetup", "--find", "--show", "--direct-io=on", path],
+                           "losetup").stdout.strip()
+            self.loopdev = path
         run_cmd(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", path],
                 "mkfs.ext4", timeout=1800)
         mnt = os.path.join(self.mnt_root, run["device"])
@@ -835,6 +871,9 @@ class Campaign:
                     smrd.kill()
             if mnt:
                 run_cmd(["umount", mnt], "umount", check=False)
+            if self.loopdev:
+                run_cmd(["losetup", "-d", self.loopdev], "losetup -d", check=False)
+                self.loopdev = None
             if name:
                 st = run_cmd(["dmsetup", "status", name], "dmsetup status", check=False).stdout.strip()
                 if st:
