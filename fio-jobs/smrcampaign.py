@@ -1016,8 +1016,9 @@ def analyse_run(rundir, row):
             with open(os.path.join(rundir, "phases.json"), "w") as f:
                 json.dump(phases, f, indent=1)
         except (ValueError, KeyError) as e:
-            out["status"] = "bad fio output"
-            out["error"] = str(e)[:300]
+            if row.get("status", "ok") == "ok":
+                out["status"] = "bad fio output"
+                out["error"] = str(e)[:300]
     final = None
     try:
         with open(os.path.join(rundir, "status.final")) as f:

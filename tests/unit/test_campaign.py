@@ -220,6 +220,28 @@ IOSIZE = ${IOSIZE}
                           {"DEV": "/dev/x"})
 
 
+@unittest.skipUnless(shutil.which("fio"), "fio is not installed")
+class JobFileTest(unittest.TestCase):
+    """Every shipped job file, as the runner writes it, parses in fio."""
+
+    ENV = {"DEV": "/tmp/campaign-parse-test", "DIR": "/tmp", "RUNTIME": "1", "SIZE": "1M",
+           "IOSIZE": "1M", "BURST": "1M", "IDLE": "1", "MAXOPEN": "0", "NRFILES": "1"}
+
+    def test_parse(self):
+        d = tempfile.mkdtemp()
+        try:
+            jobs = sorted(f for f in os.listdir(os.path.join(ROOT, "fio-jobs")) if f.endswith(".fio"))
+            self.assertGreaterEqual(len(jobs), 7)
+            for f in jobs:
+                dst = os.path.join(d, f)
+                sc.write_job_file(os.path.join(ROOT, "fio-jobs", f), dst, self.ENV)
+                p = subprocess.run(["fio", "--parse-only", dst], capture_output=True, text=True,
+                                   timeout=60)
+                self.assertEqual((p.returncode, p.stderr.strip()), (0, ""), f)
+        finally:
+            shutil.rmtree(d)
+
+
 class FioOutputTest(unittest.TestCase):
     def test_local(self):
         j = sc.load_fio_json(os.path.join(DATA, "local", "fio.json"))
