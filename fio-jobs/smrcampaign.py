@@ -773,7 +773,7 @@ class Campaign:
             # a file: through a loop device of our own (mount's automatic
             # loop set-up is refused in some environments, e.g. the VM)
             run_cmd(["modprobe", "loop"], "modprobe loop", check=False)
-            path = run_cmd(["losetup", "--find", "--show", "--direct-io=on", path],
+            path = run_cmd(["losetup", "--find", "--show", path],
                            "losetup").stdout.strip()
             self.loopdev = path
         run_cmd(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", path],

@@ -105,8 +105,8 @@ def throughput(out, row):
     rel = os.path.join("plots", "%s-throughput.png" % row["run"])
     fig.savefig(os.path.join(out, rel), dpi=90)
     plt.close(fig)
-    return {"file": rel, "run": row["run"],
-            "what": "throughput over time, cleaning periods shaded (%s)" % row["run"]}
+    what = "throughput over time" + (", cleaning periods shaded" if samples and "state" in samples[0] else "")
+    return {"file": rel, "run": row["run"], "what": "%s (%s)" % (what, row["run"])}
 
 
 def _f(v):
