@@ -308,7 +308,9 @@ def fio_summary(j):
         s["read_iops"] += rd.get("iops", 0)
         s["write_iops"] += wr.get("iops", 0)
         s["fio_errors"] += int(e.get("total_err", 0) or 0)
-        s["fio_fatal"] += 1 if e.get("error") else 0
+        # a continue_on_error job reports its first error in "error"
+        # too: it stopped on one only if it counted none
+        s["fio_fatal"] += 1 if e.get("error") and not e.get("total_err") else 0
         s["fio_runtime_s"] = max(s["fio_runtime_s"], e.get("job_runtime", 0) / 1000.0)
         n = wr.get("total_ios", 0)
         if n:

@@ -291,7 +291,13 @@ class FioOutputTest(unittest.TestCase):
             row = {"status": "fio failed", "fio_rc": 1, "error": "fio exit 1"}
             out = sc.analyse_run(d, row)
             self.assertEqual((out["status"], out["fio_errors"], out["fio_fatal"]), ("ok", 5, 0))
+            # as fio 3.33 wrote it in the VM: the first error in "error"
             j["jobs"][2]["error"] = 61
+            with open(os.path.join(d, "fio.json"), "w") as f:
+                json.dump(j, f)
+            self.assertEqual(sc.analyse_run(d, row)["status"], "ok")
+            # stopped by its first error: nothing counted
+            j["jobs"][2]["total_err"] = 0
             with open(os.path.join(d, "fio.json"), "w") as f:
                 json.dump(j, f)
             out = sc.analyse_run(d, row)
