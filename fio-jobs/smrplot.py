@@ -174,8 +174,8 @@ def damage(out, row):
     end = row.get("fio_end_s")
     if end not in (None, ""):
         ax.axvline(float(end), color="gray", ls="--", lw=1)
-    ax.set_title("%s on %s (caveat %s): damage over time" % (row["job"], row["device"],
-                                                             row.get("varied", "")), fontsize=10)
+    ax.set_title("%s on %s (caveat%s): damage over time" % (
+        row["job"], row["device"], " " + row["varied"] if row.get("varied") else ""), fontsize=10)
     fig.tight_layout()
     rel = os.path.join("plots", "%s-damage.png" % row["run"])
     fig.savefig(os.path.join(out, rel), dpi=90)
