@@ -41,6 +41,11 @@ HM_LINE = ("0 1048576 smr host-managed 32 4 1 0 2 3 0 0 100 204800 5 40 "
 CV_LINE = "0 131072 caveat 9000 800 12000 300 2400 55 7000 12 65536"
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def is_png(path):
     with open(path, "rb") as f:
         return f.read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(path) > 1000
@@ -209,7 +214,7 @@ IOSIZE = ${IOSIZE}
         dst = os.path.join(self.d, "job.fio")
         sc.write_job_file(os.path.join(ROOT, "fio-jobs", "dm-randwrite-burst.fio"), dst,
                           {"DEV": "/dev/mapper/x", "RUNTIME": "7"})
-        text = open(dst).read()
+        text = read(dst)
         self.assertIn("filename=/dev/mapper/x\n", text)
         self.assertIn("runtime=7\n", text)
         self.assertIn("${VAR}", text)        # comments are left alone
@@ -283,7 +288,7 @@ class FioOutputTest(unittest.TestCase):
         run is ok; a job that stopped on an error is not."""
         d = tempfile.mkdtemp()
         try:
-            j = json.load(open(os.path.join(DATA, "local", "fio.json")))
+            j = json.loads(read(os.path.join(DATA, "local", "fio.json")))
             j["jobs"][2]["total_err"] = 5
             j["jobs"][2]["first_error"] = 61
             with open(os.path.join(d, "fio.json"), "w") as f:
@@ -311,7 +316,7 @@ class FioOutputTest(unittest.TestCase):
         try:
             p = os.path.join(d, "f.json")
             with open(p, "w") as f:
-                f.write("fio: some warning\n" + open(os.path.join(DATA, "local", "fio.json")).read())
+                f.write("fio: some warning\n" + read(os.path.join(DATA, "local", "fio.json")))
             self.assertEqual(sc.fio_summary(sc.load_fio_json(p))["fio_jobs"], 3)
             with open(p, "w") as f:
                 f.write("fio: no json at all\n")
@@ -446,7 +451,7 @@ class SummaryPlotTest(unittest.TestCase):
                                  "plots/02-damage-cv-throughput.png",
                                  "plots/03-seq-remote-throughput.png",
                                  "plots/cleaning-by-policy.png"])
-        txt = open(os.path.join(self.out, "summary.txt")).read()
+        txt = read(os.path.join(self.out, "summary.txt"))
         for n in names:
             self.assertTrue(is_png(os.path.join(self.out, n)), n)
             self.assertIn(n, txt)
@@ -456,7 +461,7 @@ class SummaryPlotTest(unittest.TestCase):
                                                  "03-seq-remote"])
         self.assertEqual(r[0]["cleaning_s"], "2.5")
         self.assertIn("plots/01-burst-dm-policy=fifo-throughput.png", r[0]["plots"])
-        j = json.load(open(os.path.join(self.out, "summary.json")))
+        j = json.loads(read(os.path.join(self.out, "summary.json")))
         self.assertEqual(j, json.loads(json.dumps(doc)))
         self.assertEqual(len(j["figures"]), 5)
         self.assertIn("campaign t: 3 runs", txt)
@@ -488,6 +493,10 @@ RUNTIME = 3
 [job seq]
 file = dm-seq-bypass.fio
 SIZE = 8M
+[job idle]
+file = dm-burst-idle.fio
+BURST = 1M
+IDLE = 1
 """
 
     def setUp(self):
@@ -504,9 +513,16 @@ SIZE = 8M
                               text=True, timeout=300)
 
     def check_results(self, out, hosts):
-        j = json.load(open(os.path.join(out, "summary.json")))
-        self.assertEqual([r["run"] for r in j["runs"]], ["01-burst-f", "02-seq-f"])
-        self.assertEqual([r["status"] for r in j["runs"]], ["ok", "ok"])
+        j = json.loads(read(os.path.join(out, "summary.json")))
+        self.assertEqual([r["run"] for r in j["runs"]], ["01-burst-f", "02-seq-f", "03-idle-f"])
+        self.assertEqual([r["status"] for r in j["runs"]], ["ok", "ok", "ok"])
+        # the idle phase of dm-burst-idle.fio really ran (fio once
+        # skipped it), between two bursts that wrote 1 MiB each
+        with open(os.path.join(out, "runs", "03-idle-f", "phases.json")) as f:
+            ph = {p["job"]: p for p in json.load(f)}
+        self.assertGreaterEqual(ph["idle"]["runtime_s"], 1.0)
+        self.assertEqual(ph["idle"]["error"], 0)
+        self.assertAlmostEqual(j["runs"][2]["write_mib"], 2.0)
         b = j["runs"][0]
         self.assertGreater(b["write_mib"], 1)
         self.assertGreaterEqual(b["bw_seconds"], 2)
@@ -536,7 +552,7 @@ SIZE = 8M
         out = os.path.join(self.d, "out")
         p = self.campaign("-o", out, "--progress", "1", self.m)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("run 1/2 01-burst-f", p.stdout)
+        self.assertIn("run 1/3 01-burst-f", p.stdout)
         self.assertIn("figures:", p.stdout)
         self.check_results(out, 0)
         # --plot redraws from the files
@@ -567,7 +583,7 @@ SIZE = 8M
             self.assertTrue(any(f.endswith(".127.0.0.1") for f in os.listdir(rd)),
                             "bandwidth logs come back from the server")
             self.assertIn("--client=ip:127.0.0.1,%d" % port,
-                          open(os.path.join(rd, "fio.cmd")).read())
+                          read(os.path.join(rd, "fio.cmd")))
             self.assertEqual(j["runs"][0]["fio_hosts"], 1)
             # the runner refuses to create dm devices on remote boxes
             with open(self.m, "a") as f:
