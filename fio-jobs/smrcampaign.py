@@ -449,9 +449,10 @@ def read_events(path):
 
 
 def phase_figures(bw, samples, fio_end):
-    """The two phases of a drive-managed run: seconds before the cache
-    first became full (cache phase) and seconds while fio ran after that
-    (collapsed), each as the median of the per-second write bandwidth.
+    """The two phases of a drive-managed run: seconds with writes before
+    the cache first became full (cache phase) and every second while fio
+    ran after that (collapsed), each as the median of the per-second
+    write bandwidth.
     Returns (cache_mibs, collapsed_mibs, t_full) or Nones."""
     t_full = None
     for s in samples:
@@ -460,9 +461,11 @@ def phase_figures(bw, samples, fio_end):
             break
     if not bw:
         return None, None, t_full
+    # seconds without writes before the cache is full are the job not
+    # writing (an idle phase), not the cache
     if t_full is None:
-        return median([w for t, r, w in bw if t < fio_end]), None, None
-    hi = [w for t, r, w in bw if t + 1 <= t_full]
+        return median([w for t, r, w in bw if t < fio_end and w > 0]), None, None
+    hi = [w for t, r, w in bw if t + 1 <= t_full and w > 0]
     lo = [w for t, r, w in bw if t >= t_full + 2 and t + 1 <= fio_end]
     return median(hi), median(lo), t_full
 

@@ -353,6 +353,9 @@ class AnalysisTest(unittest.TestCase):
         self.assertEqual(lo, 0.5)       # seconds 5-7
         hi, lo, t_full = sc.phase_figures(bw, [dict(x, cache_used=0) for x in s], 8.0)
         self.assertEqual((lo, t_full), (None, None))
+        # an idle phase (no writes) is not part of the cache phase
+        idle = [(0, 0, 10.0), (1, 0, 0.0), (2, 0, 0.0), (3, 0, 0.0), (4, 0, 12.0)]
+        self.assertEqual(sc.phase_figures(idle, [dict(x, cache_used=0) for x in s], 5.0)[0], 11.0)
 
     def test_event_spans(self):
         ev = [{"ts": 100.0, "family": "smrd", "event": "subscribed"},
