@@ -59,7 +59,6 @@
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
-#include <linux/ctype.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
@@ -1580,14 +1579,6 @@ void smr_dm_postsuspend(struct smr_target *sc)
 /* Construction.                                                       */
 /* ------------------------------------------------------------------ */
 
-static int smr_parse_num(const char *s, u64 *v)
-{
-	/* Unlike sscanf, kstrtoull refuses values that overflow. */
-	if (!s || !isdigit(*s) || kstrtoull(s, 10, v))
-		return -EINVAL;
-	return 0;
-}
-
 static int smr_dm_parse_policy(const char *s)
 {
 	int i;
@@ -1629,13 +1620,13 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as)
 		val = dm_shift_arg(as);
 		argc--;
 		if (!strcasecmp(name, "cache_sectors")) {
-			if (smr_parse_num(val, &dm->cache_sectors)) {
+			if (smr_parse_u64(val, &dm->cache_sectors)) {
 				ti->error = "Invalid cache_sectors";
 				return -EINVAL;
 			}
 			dm->opt_mask |= SMR_DM_OPT_CACHE;
 		} else if (!strcasecmp(name, "idle_ms")) {
-			if (smr_parse_num(val, &v) || v > SMR_DM_MAX_IDLE_MS) {
+			if (smr_parse_u64(val, &v) || v > SMR_DM_MAX_IDLE_MS) {
 				ti->error = "idle_ms must be a number from 0 to 3600000";
 				return -EINVAL;
 			}
@@ -1760,7 +1751,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	INIT_DELAYED_WORK(&dm->clean_dwork, smr_dm_clean_work);
 	INIT_WORK(&sc->commit_work, smr_dm_work);
 
-	if (smr_parse_num(dm_shift_arg(as), &dm->band_sectors)) {
+	if (smr_parse_u64(dm_shift_arg(as), &dm->band_sectors)) {
 		ti->error = "Invalid band_sectors";
 		return -EINVAL;
 	}

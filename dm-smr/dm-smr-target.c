@@ -37,7 +37,7 @@ enum {
 };
 
 /* Parse a whole unsigned number; trailing junk is an error. */
-static int smr_parse_u64(const char *s, u64 *v)
+int smr_parse_u64(const char *s, u64 *v)
 {
 	/* Unlike sscanf, kstrtoull refuses values that overflow. */
 	if (!s || !isdigit(*s) || kstrtoull(s, 10, v))

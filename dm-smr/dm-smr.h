@@ -255,6 +255,9 @@ static inline u32 smr_zone_cap(struct smr_target *sc, u32 zno)
 	return smr_zone_is_conv(sc, zno) ? sc->zone_sectors : sc->zone_capacity;
 }
 
+/* Functions defined in dm-smr-target.c */
+int smr_parse_u64(const char *s, u64 *v);
+
 /* Functions defined in dm-smr-metadata.c */
 sector_t smr_data_sectors(struct smr_target *sc);
 sector_t smr_md_sectors(u32 nr_zones);
