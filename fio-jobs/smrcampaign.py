@@ -333,10 +333,30 @@ def fio_summary(j):
     return s
 
 
-def read_bw_logs(files, t0_ms):
-    """fio bandwidth logs (log_unix_epoch=1, log_avg_msec=1000) -> a list
-    of (second since t0, MiB/s read, MiB/s written), summed over every
-    job and host, one entry per whole second."""
+# fio averages its bandwidth log over windows of this many ms. A window
+# shorter than the one-second buckets the runner reports keeps a phase
+# that ends within a second (a fast caveat fill) in the log: fio drops a
+# window it has not finished.
+LOG_AVG_MSEC = 100
+
+
+def log_avg_msec(job_file, default=1000):
+    """The log_avg_msec a run's job file (as run) asked fio for."""
+    try:
+        with open(job_file) as f:
+            for line in f:
+                m = re.match(r"\s*log_avg_msec\s*=\s*(\d+)\s*$", line)
+                if m:
+                    return int(m.group(1))
+    except OSError:
+        pass
+    return default
+
+
+def read_bw_logs(files, t0_ms, avg_msec=1000):
+    """fio bandwidth logs (log_unix_epoch=1, log_avg_msec=avg_msec) -> a
+    list of (second since t0, MiB/s read, MiB/s written), summed over
+    every job and host, one entry per whole second."""
     buckets = {}
     for f in files:
         with open(f) as fh:
@@ -345,13 +365,16 @@ def read_bw_logs(files, t0_ms):
                 if len(p) < 3 or not p[0].isdigit():
                     continue
                 t, kib, ddir = int(p[0]), int(p[1]), int(p[2])
-                # an entry covers the second before its time stamp
-                sec = max(0, int(round((t - t0_ms) / 1000.0)) - 1)
+                # an entry covers the avg_msec before its time stamp: it
+                # goes to the second its middle falls in, as the KiB it
+                # moved (KiB/s x window)
+                sec = max(0, int((t - avg_msec / 2.0 - t0_ms) // 1000))
+                mib = kib / 1024.0 * avg_msec / 1000.0
                 r, w = buckets.get(sec, (0.0, 0.0))
                 if ddir == 0:
-                    r += kib / 1024.0
+                    r += mib
                 elif ddir == 1:
-                    w += kib / 1024.0
+                    w += mib
                 buckets[sec] = (r, w)
     if not buckets:
         return []
@@ -546,7 +569,8 @@ def smrctl_create_args(name, model, o):
 def write_job_file(src, dst, env, bw_prefix="bw", size=None):
     """The job file as run: ${VAR} expanded here (so that a fio server
     elsewhere needs no environment) and a [global] section in front that
-    turns on the per-second bandwidth logs with Unix-epoch time stamps
+    turns on the bandwidth logs (LOG_AVG_MSEC windows) with Unix-epoch time
+    stamps
     (and, for a file device, sets its size: a fio server creates the file
     if it is missing; the job's own size= wins)."""
     with open(src) as f:
@@ -559,7 +583,7 @@ def write_job_file(src, dst, env, bw_prefix="bw", size=None):
             lines.append(expand_vars(line, env, strict=True, what=os.path.basename(src)))
     body = "".join(lines)
     head = ("; written by fio-jobs/campaign from %s\n[global]\nwrite_bw_log=%s\n"
-            "log_avg_msec=1000\nlog_unix_epoch=1\n" % (src, bw_prefix))
+            "log_avg_msec=%d\nlog_unix_epoch=1\n" % (src, bw_prefix, LOG_AVG_MSEC))
     if size:
         head += "size=%d\n" % size
     head += "\n"
@@ -1053,7 +1077,7 @@ def analyse_run(rundir, row):
             pass
         if t0_ms is None:
             t0_ms = min(first_log_time(f) for f in logs) - 1000
-        bw = read_bw_logs(logs, t0_ms)
+        bw = read_bw_logs(logs, t0_ms, log_avg_msec(os.path.join(rundir, "job.fio")))
         with open(os.path.join(rundir, "bw.csv"), "w") as f:
             f.write("t,read_mibs,write_mibs\n")
             for t, r, w in bw:

@@ -219,7 +219,9 @@ IOSIZE = ${IOSIZE}
         self.assertIn("runtime=7\n", text)
         self.assertIn("${VAR}", text)        # comments are left alone
         self.assertTrue(text.split("\n[global]\n")[1].startswith(
-            "write_bw_log=bw\nlog_avg_msec=1000\nlog_unix_epoch=1\n"))
+            "write_bw_log=bw\nlog_avg_msec=%d\nlog_unix_epoch=1\n" % sc.LOG_AVG_MSEC))
+        self.assertEqual(sc.log_avg_msec(dst), sc.LOG_AVG_MSEC)
+        self.assertEqual(sc.log_avg_msec(os.path.join(self.d, "nosuch.fio")), 1000)
         self.assertRaises(sc.MatrixError, sc.write_job_file,
                           os.path.join(ROOT, "fio-jobs", "dm-randwrite-burst.fio"), dst,
                           {"DEV": "/dev/x"})
@@ -273,7 +275,7 @@ class FioOutputTest(unittest.TestCase):
         self.assertEqual([os.path.basename(x) for x in logs],
                          ["bw_bw.1.log", "bw_bw.2.log", "bw_bw.3.log"])
         t0 = min(sc.first_log_time(x) for x in logs) - 1000
-        bw = sc.read_bw_logs(logs, t0)
+        bw = sc.read_bw_logs(logs, t0)         # made with log_avg_msec=1000
         # two writers at 4 MiB/s each for two whole seconds, then the
         # reader's second
         self.assertEqual([t for t, r, w in bw][:2], [0, 1])
@@ -282,6 +284,28 @@ class FioOutputTest(unittest.TestCase):
             self.assertEqual(r, 0)
         self.assertAlmostEqual(max(r for t, r, w in bw), 4.0, delta=0.1)
         self.assertEqual(len(sc.bw_log_files(os.path.join(DATA, "client"))), 3)
+
+    def test_bw_short_windows(self):
+        """100 ms windows: a phase shorter than a second still shows, and
+        the windows of one second add up to that second's MiB/s."""
+        d = tempfile.mkdtemp()
+        try:
+            t0 = 1700000000000
+            with open(os.path.join(d, "bw_bw.1.log"), "w") as f:
+                # 0.3 s of writing at 10 MiB/s, then a second at 2 MiB/s
+                for i in range(1, 4):
+                    f.write("%d, 10240, 1, 0, 0\n" % (t0 + 100 * i))
+                for i in range(11, 21):
+                    f.write("%d, 2048, 1, 0, 0\n" % (t0 + 100 * i))
+            with open(os.path.join(d, "bw_bw.2.log"), "w") as f:
+                f.write("%d, 4096, 0, 0, 0\n" % (t0 + 1500))    # 0.1 s of reading
+            bw = sc.read_bw_logs(sc.bw_log_files(d), t0, 100)
+            self.assertEqual([t for t, r, w in bw], [0, 1])
+            self.assertAlmostEqual(bw[0][2], 3.0)
+            self.assertAlmostEqual(bw[1][2], 2.0)
+            self.assertAlmostEqual(bw[1][1], 0.4)
+        finally:
+            shutil.rmtree(d)
 
     def test_counted_errors(self):
         """fio exits 1 after errors a continue_on_error job counted: the
