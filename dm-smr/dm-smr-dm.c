@@ -188,11 +188,14 @@ struct smr_dm {
 	struct delayed_work clean_dwork;
 	wait_queue_head_t wait;	/* writers/readers of a band draining */
 	unsigned long last_io;	/* jiffies of the last host I/O */
+	unsigned long last_write; /* jiffies of the last host write, under sc->lock */
 	bool fg_wanted;
 	bool manual;
 	bool stop;
 	u8 state;		/* enum smr_dm_state */
-	u64 since_busy_ms;	/* idle/manual cleaning since last host I/O */
+	u64 since_busy_ms;	/* idle/manual cleaning since the last host
+				 * write (reads make no cleaning debt), under
+				 * sc->lock */
 	u32 level;		/* highest occupancy level reported */
 	void *buf;		/* one chunk */
 	struct dm_io_client *io_client;
@@ -566,8 +569,6 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 	io->indexed = false;
 	if (READ_ONCE(dm->last_io) != now)
 		WRITE_ONCE(dm->last_io, now);
-	if (READ_ONCE(dm->since_busy_ms))
-		WRITE_ONCE(dm->since_busy_ms, 0);
 
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
@@ -636,6 +637,9 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		spin_unlock_irq(&sc->lock);
 		return smr_dm_fail(bio, in_map);
 	}
+	/* New cleaning debt: the time cleaning takes starts anew. */
+	dm->last_write = jiffies;
+	dm->since_busy_ms = 0;
 	if (b->flags & SMR_BAND_CLEANING) {
 		bio_list_add(&dm->held, bio);
 		spin_unlock_irq(&sc->lock);
@@ -1024,6 +1028,13 @@ static void smr_dm_release_parked(struct smr_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 
+	/*
+	 * Writes that waited for cleaning are host I/O arriving now: the
+	 * host was not idle while it waited, so background cleaning must
+	 * not start at once after a long foreground one.
+	 */
+	if (!bio_list_empty(&dm->held) || !bio_list_empty(&dm->parked))
+		WRITE_ONCE(dm->last_io, jiffies);
 	bio_list_merge_head(&dm->queue, &dm->held);
 	bio_list_init(&dm->held);
 	bio_list_merge_head(&dm->queue, &dm->parked);
@@ -1127,8 +1138,8 @@ static int smr_dm_clean_band(struct smr_target *sc, u32 band,
 		dm->stats.clean_ms_fg += ms;
 	} else {
 		dm->stats.clean_ms_bg += ms;
-		/* Counted only while no host I/O came since it started. */
-		if (!time_after(READ_ONCE(dm->last_io), start))
+		/* Counted only while no host write came since it started. */
+		if (!time_after(dm->last_write, start))
 			dm->since_busy_ms += ms;
 	}
 	smr_dm_release_parked(sc);
@@ -1545,7 +1556,7 @@ int smr_dm_preresume(struct smr_target *sc)
 	dm->failed = false;
 	dm->fg_wanted = dm->manual = false;
 	dm->state = SMR_DM_IDLE;
-	dm->last_io = jiffies;
+	dm->last_io = dm->last_write = jiffies;
 	spin_unlock_irq(&sc->lock);
 	return 0;
 }

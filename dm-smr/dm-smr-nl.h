@@ -30,7 +30,7 @@ void smr_nl_clean_done(struct smr_target *sc, u32 band,
 		       u64 write_bytes, u64 duration_us);
 /* pct 25/50/75/100: occupancy rose past it; 0: the cache became empty. */
 void smr_nl_cache_level(struct smr_target *sc, unsigned int pct);
-/* Idle and fully clean; clean_ms is the cleaning time since last busy. */
+/* Idle and fully clean; clean_ms is the cleaning time since the last write. */
 void smr_nl_idle_clean(struct smr_target *sc, u64 clean_ms);
 /*
  * Host-managed: a write refused by the zone condition or write pointer

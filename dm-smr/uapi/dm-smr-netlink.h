@@ -24,7 +24,7 @@
  *   SMR_CMD_EV_CACHE_LEVEL  SMR_A_CACHE_PCT (25/50/75/100 crossed upward,
  *                           0 = the cache became empty)
  *   SMR_CMD_EV_IDLE_CLEAN   SMR_A_CLEAN_MS (cleaning time since the device
- *                           was last busy)
+ *                           was last written)
  *   SMR_CMD_EV_ZONE_ERROR   SMR_A_ZONE, SMR_A_ZONE_COND, SMR_A_SECTOR,
  *                           SMR_A_SECTORS, SMR_A_ZONE_WP (host-managed: a
  *                           write the target refused for the zone's
