@@ -7,7 +7,10 @@
 # warning); a backing device too small is refused with the sizes in the
 # log; a formatted backing device reopened with another geometry is
 # refused unless "format"; bad messages fail with EINVAL and a log line;
-# unaligned I/O and I/O beyond the end fail.
+# unaligned I/O and I/O beyond the end fail; a backing device that fails
+# during a cleaning (before or after its durable intent) fails writes,
+# not reads, until the device is activated again, which finishes an
+# interrupted band rewrite; nothing cached is lost.
 
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/dm.sh"
@@ -241,6 +244,123 @@ check "the new geometry reopens without format" \
 check "remove" dm_remove "$G"
 refused "and the old one is refused" "$(T $LEN "$geo" $BAND cache_sectors $CACHE)" "$GEO"
 dms_kq_check
+
+# ---- the backing device fails during a cleaning ----------------------------
+# Parts of F's backing dm-linear are remapped: band 2's sectors to a
+# dm-delay (no delays) that sends their writes to an all-error device and
+# their reads and flushes to the disk, so a cleaning fails copying the
+# spare band back, after its intent is durable (dm-flakey would fail the
+# flush before it); then the spare band to the error target, so a
+# cleaning fails before its intent. Either way
+# writes fail until the device is activated again, reads go on, nothing
+# cached is lost, and the activation finishes an interrupted rewrite.
+F=t_${TID}_fail
+DF=/dev/mapper/$F
+PY="python3 $SMR_ROOT/tests/lib/dm_crash.py"
+fb=$(new_backing $(( (NEED + 2047) / 2048 ))) || bail "no backing device"
+fbn=${fb#/dev/mapper/}
+read -r _ flen _ fdisk fstart <<< "$(dmsetup table "$fbn")"
+SPARE=$((MD + CACHE))			# backing sector of the spare band
+bandsec() { echo $((SPARE + BAND + $1 * BAND)); }	# ... of band N
+fb_linear="0 $flen linear $fdisk $fstart"
+# fb_table START LEN TARGET...: the backing table with [START, START+LEN)
+# mapped by TARGET instead of linear.
+fb_table() {
+	local s=$1 l=$2
+	shift 2
+	printf '0 %s linear %s %s\n%s %s %s\n%s %s linear %s %s\n' "$s" "$fdisk" "$fstart" \
+		"$s" "$l" "$*" $((s + l)) $((flen - s - l)) "$fdisk" $((fstart + s + l))
+}
+remap_fb() { dmsetup suspend "$fbn" && dmsetup load "$fbn" --table "$1" && dmsetup resume "$fbn"; }
+# wait_kmsg MARK TEXT: up to 30 s for TEXT in the kernel log after MARK.
+wait_kmsg() {
+	local i
+	for i in $(seq 1 100); do
+		dmesg_since "$1" | grep -q "$2" && return 0
+		sleep 0.3
+	done
+	return 1
+}
+# cache_blocks BAND FILE K...: write 4 KiB blocks K of BAND (not at its
+# start: they go to the cache) and patch them into FILE, the band's
+# expected contents.
+cache_blocks() {
+	local band=$1 exp=$2 k f
+	shift 2
+	for k in "$@"; do
+		f=$(write_data "$DF" $(( (band * BAND + k * 8) * 512 )) 4096) || return 1
+		dd if="$f" of="$exp" bs=4096 seek="$k" conv=notrunc status=none
+	done
+}
+EIO="Input/output error"
+
+dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0 || bail "cannot create $F"
+exp2=$(write_data "$DF" $((2 * BAND * 512)) $((BAND * 512)))
+cache_blocks 2 "$exp2" 1 5 9 200 511 777 1023
+dms_expect "F: band 2 written whole, then 7 blocks of it cached" "$DF" \
+	"bypass_write_sectors == $BAND" "cache_used == 7" "dirty_bands == 1"
+
+ERR=t_${TID}_err
+dm_create "$ERR" "0 $BAND error" || bail "cannot create the error device"
+b2=$(bandsec 2)
+mark=$(dms_kmsg_mark)
+check "F: writes to band 2's sectors fail in the backing device (dm-delay to an error device)" \
+	remap_fb "$(fb_table "$b2" $BAND delay "$fdisk" $((fstart + b2)) 0 \
+		/dev/mapper/"$ERR" 0 0 "$fdisk" $((fstart + b2)) 0)"
+check "F: clean" dms_msg "$DF" clean
+if wait_kmsg "$mark" "cleaning band 2 failed: -5; writes fail"; then
+	ok "F: the rewrite of band 2 failed, and the kernel log says so"
+else
+	not_ok "F: the rewrite of band 2 failed, and the kernel log says so" \
+		"$(dmesg_since "$mark" | tail -n 5)" "$(dms_stats "$DF")"
+fi
+assert_eq "F: the durable intent says the spare band holds band 2" "1 2" \
+	"$($PY intent --backing "$fb" | cut -d' ' -f1,2)"
+out=$(dd if=/dev/zero of="$DF" bs=4096 count=1 seek=100 oflag=direct conv=notrunc status=none 2>&1); rc=$?
+assert_errno "F: writes now fail with EIO" "$EIO" "$out" $rc
+assert_data "F: reads go on: band 2 as written" "$DF" "$exp2" $((2 * BAND * 512))
+check "F: the backing device works again" remap_fb "$fb_linear"
+check "F: remove" dm_remove "$F"
+mark=$(dms_kmsg_mark)
+check "F: create again (no format)" dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0
+assert_eq "F: activation finishes the interrupted rewrite" \
+	"finishing the interrupted cleaning of band 2" \
+	"$(dmesg_since "$mark" | grep -o "finishing the interrupted cleaning of band [0-9]*")"
+assert_eq "F: and clears the intent on disk" 0 "$($PY intent --backing "$fb" | cut -d' ' -f1)"
+dms_expect "F: band 2 is clean, its cache slots free" "$DF" \
+	"cache_used == 0" "dirty_bands == 0" "errors == 0"
+assert_data "F: band 2 holds its merged data" "$DF" "$exp2" $((2 * BAND * 512))
+
+exp5=$(write_data "$DF" $((5 * BAND * 512)) $((BAND * 512)))
+cache_blocks 5 "$exp5" 3 4 600
+mark=$(dms_kmsg_mark)
+check "F: the spare band fails in the backing device (error target)" \
+	remap_fb "$(fb_table $SPARE $BAND error)"
+check "F: clean" dms_msg "$DF" clean
+if wait_kmsg "$mark" "cleaning band 5 failed before its intent"; then
+	ok "F: the rewrite of band 5 failed before its intent"
+else
+	not_ok "F: the rewrite of band 5 failed before its intent" \
+		"$(dmesg_since "$mark" | tail -n 5)" "$(dms_stats "$DF")"
+fi
+assert_eq "F: no intent on disk" 0 "$($PY intent --backing "$fb" | cut -d' ' -f1)"
+out=$(dd if=/dev/zero of="$DF" bs=4096 count=1 seek=100 oflag=direct conv=notrunc status=none 2>&1); rc=$?
+assert_errno "F: writes fail with EIO" "$EIO" "$out" $rc
+assert_data "F: reads go on: band 5 as written" "$DF" "$exp5" $((5 * BAND * 512))
+check "F: the backing device works again" remap_fb "$fb_linear"
+check "F: remove" dm_remove "$F"
+mark=$(dms_kmsg_mark)
+check "F: create again (no format)" dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0
+assert_eq "F: nothing to finish at activation" "" \
+	"$(dmesg_since "$mark" | grep -o "finishing the interrupted cleaning.*")"
+dms_expect "F: band 5's cached blocks are kept" "$DF" "cache_used == 3" "dirty_bands == 1"
+assert_data "F: band 5 as written" "$DF" "$exp5" $((5 * BAND * 512))
+check "F: clean" dms_msg "$DF" clean
+if w=$(dms_wait_clean "$DF" 30); then ok "F: and now it cleans ($w s)"
+else not_ok "F: and now it cleans" "$(dms_stats "$DF")"; fi
+assert_data "F: band 5 holds its merged data" "$DF" "$exp5" $((5 * BAND * 512))
+assert_data "F: band 2 still holds its data" "$DF" "$exp2" $((2 * BAND * 512))
+dms_expect "F: no errors since the activation" "$DF" "errors == 0"
 
 dmesg_check
 _show_result
