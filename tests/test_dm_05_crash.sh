@@ -19,8 +19,11 @@
 #   boot 1  format; writers; crash at a random moment (fg cleaning busy)
 #   boot 2  check; writers, policy greedy; crash a random 0-2 ms after a
 #           band rewrite's intent became durable (steps 3-5 of cleaning)
-#   boot 3  check; writers, policy cost-benefit, then stop them; "clean"
-#           (manual); crash 0-2 ms after the 2nd-4th intent
+#   boot 3  check; writers, policy cost-benefit, then stop them; the
+#           second half of every band made slow to write (dm-delay in the
+#           backing device, 5 s); "clean" (manual); crash 0-1 s after the
+#           first intent: the band rewrite is stuck half done, so this
+#           crash always lands between the intent and its completion
 #   boot 4  check; a full "clean" changes no block; the device still
 #           takes and returns writes (fio verify)
 #
@@ -32,10 +35,12 @@
 # (zeros at first). A whole-band write is durable as a whole, so a band
 # cannot come back half old, half new. If the on-disk intent said "spare
 # band full" at the crash, the next activation must log "finishing the
-# interrupted cleaning of band N" and clear it; whether a crash hit that
-# window is reported (the crash trigger aims for it), not required.
+# interrupted cleaning of band N" and clear it. Boot 2's crash aims for
+# that window (it lasts milliseconds: whether it hit is reported); boot
+# 3's must hit it.
 
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/lib/dm.sh"
 
 _prep_test "dm: repeated crashes during writes and band cleaning; durable writes survive, no band mixes"
 require_cmd dmsetup python3 fio blockdev
@@ -147,6 +152,24 @@ crash_at_intent() {
 	bail "dm_crash.py crash returned: the guest did not crash"
 }
 
+# slow_bands: reload the backing dm-linear with the second half of each
+# band's sectors behind a dm-delay that holds writes for 5 s.
+slow_bands() {
+	local bn=${back#/dev/mapper/} blen bdisk bstart md bs0 k s h=$((BAND / 2)) t
+	read -r _ blen _ bdisk bstart <<< "$(dmsetup table "$bn")"
+	read -r md _ <<< "$(dms_need $LEN $BAND $CACHE)"
+	bs0=$((md + CACHE + BAND))		# metadata, cache, spare band
+	t="0 $bs0 linear $bdisk $bstart"
+	for ((k = 0; k < LEN / BAND; k++)); do
+		s=$((bs0 + k * BAND))
+		t+=$'\n'"$s $h linear $bdisk $((bstart + s))"
+		t+=$'\n'"$((s + h)) $h delay $bdisk $((bstart + s + h)) 0 $bdisk $((bstart + s + h)) 5000 $bdisk $((bstart + s + h)) 0"
+	done
+	s=$((bs0 + LEN))
+	[ "$s" -lt "$blen" ] && t+=$'\n'"$s $((blen - s)) linear $bdisk $((bstart + s))"
+	dmsetup suspend "$bn" && dmsetup load "$bn" --table "$t" && dmsetup resume "$bn"
+}
+
 # ---- every boot after the first: recover and check ---------------------
 if [ "$SMR_BOOT" -gt 1 ]; then
 	prev=$((SMR_BOOT - 1))
@@ -172,6 +195,7 @@ if [ "$SMR_BOOT" -gt 1 ]; then
 	fi
 	rec=$(dmesg_since "$mark" | grep -o "finishing the interrupted cleaning of band [0-9]*")
 	set -- $intent
+	[ "$prev" = 3 ] && assert_eq "boot 3's crash left its band rewrite's intent on disk" 1 "${1:-0}"
 	if [ "${1:-0}" = 1 ]; then
 		echo "boot $SMR_BOOT: intent for band $2 on disk; kernel: ${rec:-nothing}" >> "$ST/recovery.log"
 		assert_eq "the durable intent is finished at activation" \
@@ -217,10 +241,14 @@ case $SMR_BOOT in
 	dirty=$(stf 8)
 	diag "writers stopped; $dirty dirty bands; manual clean"
 	[ "$dirty" -gt 4 ] && ok "bands to clean: $dirty" || not_ok "bands to clean" "dirty_bands $dirty"
-	# The trigger polls first, then the clean starts: it crashes a
-	# random 0-2 ms after the 2nd-4th band rewrite's intent is durable.
+	# Writes to the second half of every band wait 5 s in the backing
+	# device (reads and flushes do not): the first band rewrite of the
+	# clean copies the spare band's first half back, then hangs with
+	# its intent durable. The trigger polls first, then the clean
+	# starts; it crashes a random 0-1 s after the intent is on disk.
+	check "the second half of every band is slow to write (dm-delay)" slow_bands
 	crash_at_intent --then 'dmsetup message "$name" 0 clean; diag "state during the manual clean: $(stf 23)"' \
-		--skip $((1 + RANDOM % 3)) --delay-ms 2 --timeout 40
+		--delay-ms 1000 --timeout 40
 	;;
 *)
 	# A full cleaning of what the crashes left changes no block.
