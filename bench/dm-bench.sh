@@ -9,23 +9,30 @@
 # it could not measure.
 #
 # usage: bench/dm-bench.sh [--disk DEV] [--runtime S] [--cache-mb N] [--dev-mb N]
+#                          [--phase-cache-mb N] [--phase-mb N] [--rounds N]
 #                          [--policies LIST] [--out FILE]
 #
 #   --disk DEV       scratch disk (/dev/vda); its first --dev-mb plus the
-#                    cache and a band are overwritten
-#   --dev-mb N       device size (4096). The deeper the collapse should be,
-#                    the more bands the cache is spread over: each RMW
-#                    frees only the cache slots of its band
+#                    larger cache and a band are overwritten
+#   --dev-mb N       device size (12288)
+#   --cache-mb N     cache size for the collapse and the policies (48, 0.4 %
+#                    of the device, as on the drives the ext4-lazy study
+#                    measured: 25 GiB on 8 TB). Once the cache is full a
+#                    write waits for an RMW that frees only the slots of
+#                    one band, cache/bands on average, so the collapsed
+#                    rate is about cache x (backing bandwidth) / (4 x
+#                    device): the smaller the cache's share, the deeper
+#   --phase-cache-mb N  cache size for the cache-phase comparison (384):
+#                    large enough that a run lasts long enough to measure
+#   --phase-mb N     data written per cache-phase run (256, under that cache)
+#   --rounds N       cache-phase rounds, even (4): linear/smr, smr/linear, ...
 #   --runtime S      seconds of the long random-write run per policy (60)
-#   --cache-mb N     cache size (32: under QEMU TCG on a shared 2-core host
-#                    4 KiB random writes run at 1-2 MiB/s, so a 64 MiB cache
-#                    would not fill within a 60 s run)
 #   --policies LIST  comma-separated (fifo,greedy,cost-benefit)
 #   --out FILE       also write the report to FILE
 #
-# Geometry: a --dev-mb device of 16 MiB bands, a --cache-mb cache,
-# idle_ms 500, seq_bypass on. The backing region (metadata, cache,
-# spare band, bands) is written once first so that no later write
+# Geometry: a --dev-mb device of 16 MiB bands, idle_ms 500, seq_bypass on.
+# The backing region (metadata, cache, spare band, bands; for the larger
+# of the two caches) is written once first so that no later write
 # allocates space in the sparse disk image. dm-linear maps exactly the
 # sectors that hold the smr device's bands.
 #
@@ -33,9 +40,10 @@
 #    at a time, one I/O in flight), write then read, 8 s each, dm-linear;
 #    measured first and again last (a shared host's speed drifts).
 # 2. Cache phase vs dm-linear: fio randwrite 4 KiB, qd 4, direct, libaio,
-#    3/4 of the cache in all over the whole device, same seed
-#    on both; smr freshly formatted (empty cache) before each of its runs;
-#    2 rounds, linear/smr then smr/linear; ratio = median of the rounds'.
+#    --phase-mb in all over the whole device, same seed on both; smr with
+#    the --phase-cache-mb cache, freshly formatted (empty) before each of
+#    its runs; --rounds rounds, linear/smr then smr/linear alternately;
+#    ratio = median of the rounds' ratios.
 # 3. Per policy, on a freshly formatted device: the same randwrite job,
 #    time_based, --runtime seconds, bandwidth logged every second
 #    (--write_bw_log, --log_avg_msec=1000). The cache phase is the seconds
@@ -60,8 +68,11 @@ DISK=/dev/vda
 RUNTIME=60
 POLICIES=fifo,greedy,cost-benefit
 OUT=
-CACHE_MB=32
-DEV_MB=4096
+CACHE_MB=48
+DEV_MB=12288
+PHASE_CACHE_MB=384
+PHASE_MB=256
+ROUNDS=4
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -69,26 +80,38 @@ while [ $# -gt 0 ]; do
 	--runtime) RUNTIME=$2; shift 2 ;;
 	--cache-mb) CACHE_MB=$2; shift 2 ;;
 	--dev-mb) DEV_MB=$2; shift 2 ;;
+	--phase-cache-mb) PHASE_CACHE_MB=$2; shift 2 ;;
+	--phase-mb) PHASE_MB=$2; shift 2 ;;
+	--rounds) ROUNDS=$2; shift 2 ;;
 	--policies) POLICIES=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
-	-h|--help) sed -n '4,56s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,66s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "dm-bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
 
+case $ROUNDS in *[!0-9]*|''|0) echo "dm-bench: --rounds takes a whole number from 1" >&2; exit 2 ;; esac
+[ "$PHASE_MB" -lt "$PHASE_CACHE_MB" ] || { echo "dm-bench: --phase-mb must be under --phase-cache-mb" >&2; exit 2; }
 LEN=$((DEV_MB * 2048))
 BAND=32768			# 16 MiB
 CACHE=$((CACHE_MB * 2048))
+PCACHE=$((PHASE_CACHE_MB * 2048))
 SLOTS=$((CACHE / 8))
 NBANDS=$((LEN / BAND))
 # Backing layout (dm-smr-dm.c smr_dm_geometry): metadata = superblock +
 # two copies of (1 intent block + a block per 254 slots + a block per 508
 # bands), 1 MiB aligned; then the cache, the spare band, the bands.
-TB=$((1 + (SLOTS + 253) / 254 + (NBANDS + 507) / 508))
-MD=$(( ((1 + 2 * TB) * 8 + 2047) / 2048 * 2048 ))
+# md_sectors CACHE_SECTORS: the metadata size for a cache.
+md_sectors() {
+	local tb=$((1 + ($1 / 8 + 253) / 254 + (NBANDS + 507) / 508))
+	echo $(( ((1 + 2 * tb) * 8 + 2047) / 2048 * 2048 ))
+}
+MD=$(md_sectors $CACHE)
 BANDS_START=$((MD + CACHE + BAND))
 NEED=$((BANDS_START + LEN))
-SMALL_IO=$((CACHE_MB * 3 / 4))M	# cache-phase job: under the cache
+PNEED=$(( $(md_sectors $PCACHE) + PCACHE + BAND + LEN ))
+[ $PNEED -gt $NEED ] && NEED=$PNEED
+PHASE_IO=${PHASE_MB}M			# cache-phase job: under its cache
 
 WORK=$(mktemp -d /tmp/dm-bench.XXXXXX)
 REPORT=$WORK/report
@@ -145,10 +168,11 @@ st() {
 		  print out }' <<< "$line"
 }
 
+# smr_fresh [POLICY [CACHE_SECTORS]]: a freshly formatted smr device.
 smr_fresh() {
-	local pol=${1:-fifo}
+	local pol=${1:-fifo} cache=${2:-$CACHE}
 	dmsetup info $SMR > /dev/null 2>&1 && { dmsetup remove --retry $SMR || die "cannot remove $SMR"; }
-	dmsetup create $SMR --table "0 $LEN smr /dev/mapper/$BACK drive-managed $BAND 7 cache_sectors $CACHE idle_ms 500 policy $pol format" ||
+	dmsetup create $SMR --table "0 $LEN smr /dev/mapper/$BACK drive-managed $BAND 7 cache_sectors $cache idle_ms 500 policy $pol format" ||
 		die "cannot create the smr device"
 	udevadm settle 2> /dev/null
 }
@@ -167,6 +191,7 @@ T_START=$(now_ns)
 say "dm-smr drive-managed: random writes, cleaning, policies; dm-linear on the same backing"
 say "  device $DEV_MB MiB, $NBANDS bands of $((BAND / 2048)) MiB, cache $((CACHE / 2048)) MiB ($SLOTS slots), idle_ms 500"
 say "  backing: $DISK sectors 2048..$((2048 + NEED)) (metadata $MD, cache $CACHE, spare $BAND, bands $LEN); linear maps the bands' sectors"
+say "  (the cache-phase comparison uses a $PHASE_CACHE_MB MiB cache instead)"
 say "  $(fio --version), direct=1, libaio; kernel $(uname -r), $(nproc) cpus; $(date -u '+%Y-%m-%d %H:%M UTC')"
 
 log "filling the backing region once ($((NEED / 2048)) MiB)"
@@ -188,24 +213,29 @@ seq_bw first
 SEQ_FIRST=$SEQ_RW
 
 # ---- 2. cache phase vs linear ---------------------------------------------
-RW_SMALL="--rw=randwrite --bs=4k --iodepth=4 --io_size=$SMALL_IO --randrepeat=1 --randseed=1234"
+RW_PHASE="--rw=randwrite --bs=4k --iodepth=4 --io_size=$PHASE_IO --randrepeat=1 --randseed=1234"
 : > "$WORK/cp"
-for r in 0 1; do
-	if [ $r = 0 ]; then
-		l=$(fio_bw /dev/mapper/$LIN $RW_SMALL)
-		smr_fresh; s=$(fio_bw /dev/mapper/$SMR $RW_SMALL)
+for ((r = 0; r < ROUNDS; r++)); do
+	if [ $((r % 2)) = 0 ]; then
+		l=$(fio_bw /dev/mapper/$LIN $RW_PHASE)
+		smr_fresh fifo $PCACHE; s=$(fio_bw /dev/mapper/$SMR $RW_PHASE)
 	else
-		smr_fresh; s=$(fio_bw /dev/mapper/$SMR $RW_SMALL)
-		l=$(fio_bw /dev/mapper/$LIN $RW_SMALL)
+		smr_fresh fifo $PCACHE; s=$(fio_bw /dev/mapper/$SMR $RW_PHASE)
+		l=$(fio_bw /dev/mapper/$LIN $RW_PHASE)
 	fi
 	log "cache phase round $((r + 1)): linear $l MiB/s, smr $s MiB/s; smr $(st cache rmw_fg bypass_write_sectors)"
 	echo "$l $s" >> "$WORK/cp"
 done
 say ""
-say "cache phase: randwrite 4 KiB qd4, $SMALL_IO over $DEV_MB MiB (cache empty at the start; 2 rounds, ABBA)"
-say "$(awk '{ l[NR] = $1; s[NR] = $2; q[NR] = $2 / $1 }
-	END { printf "  dm-linear %.1f / %.1f MiB/s, smr %.1f / %.1f MiB/s, smr/linear %.3f / %.3f, mean %.3f (target >= 0.9)",
-		l[1], l[2], s[1], s[2], q[1], q[2], (q[1] + q[2]) / 2 }' "$WORK/cp")"
+say "cache phase: randwrite 4 KiB qd4, $PHASE_IO over $DEV_MB MiB into a $PHASE_CACHE_MB MiB cache (empty at the start; $ROUNDS rounds, ABBA)"
+say "$(awk 'function median(a, m,   i, j, t) {
+		for (i = 2; i <= m; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+	}
+	{ l = l sprintf(" %.1f", $1); s = s sprintf(" %.1f", $2); r = r sprintf(" %.3f", $2 / $1); q[NR] = $2 / $1 }
+	END { printf "  dm-linear MiB/s:%s\n  smr MiB/s:      %s\n  smr/linear:     %s\n  median smr/linear %.3f (target >= 0.9)",
+		l, s, r, median(q, NR) }' "$WORK/cp")"
 
 # ---- 3. long run per policy -------------------------------------------------
 ROWS=()
