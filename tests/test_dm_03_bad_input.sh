@@ -293,6 +293,32 @@ cache_blocks() {
 	done
 }
 EIO="Input/output error"
+# failed_clean BAND EXP MSG INTENT: with the backing device remapped to
+# fail, "clean" fails with MSG in the kernel log and leaves INTENT on disk
+# ("state band", or "0"); writes then fail and reads still return EXP,
+# the band's contents. Then the backing device is mended and F activated
+# again, its kernel log from $mark on.
+failed_clean() {
+	local band=$1 exp=$2 msg=$3 intent=$4 out rc
+	mark=$(dms_kmsg_mark)
+	check "F: clean" dms_msg "$DF" clean
+	if wait_kmsg "$mark" "$msg"; then
+		ok "F: band $band's rewrite fails ($msg)"
+	else
+		not_ok "F: band $band's rewrite fails ($msg)" \
+			"$(dmesg_since "$mark" | tail -n 5)" "$(dms_stats "$DF")"
+	fi
+	assert_eq "F: the intent on disk" "$intent" \
+		"$($PY intent --backing "$fb" | cut -d' ' -f1-"$(wc -w <<< "$intent")")"
+	out=$(dd if=/dev/zero of="$DF" bs=4096 count=1 seek=100 oflag=direct conv=notrunc \
+		status=none 2>&1); rc=$?
+	assert_errno "F: writes now fail with EIO" "$EIO" "$out" $rc
+	assert_data "F: reads go on: band $band as written" "$DF" "$exp" $((band * BAND * 512))
+	check "F: the backing device works again" remap_fb "$fb_linear"
+	check "F: remove" dm_remove "$F"
+	mark=$(dms_kmsg_mark)
+	check "F: create again (no format)" dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0
+}
 
 dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0 || bail "cannot create $F"
 exp2=$(write_data "$DF" $((2 * BAND * 512)) $((BAND * 512)))
@@ -303,26 +329,10 @@ dms_expect "F: band 2 written whole, then 7 blocks of it cached" "$DF" \
 ERR=t_${TID}_err
 dm_create "$ERR" "0 $BAND error" || bail "cannot create the error device"
 b2=$(bandsec 2)
-mark=$(dms_kmsg_mark)
 check "F: writes to band 2's sectors fail in the backing device (dm-delay to an error device)" \
 	remap_fb "$(fb_table "$b2" $BAND delay "$fdisk" $((fstart + b2)) 0 \
 		/dev/mapper/"$ERR" 0 0 "$fdisk" $((fstart + b2)) 0)"
-check "F: clean" dms_msg "$DF" clean
-if wait_kmsg "$mark" "cleaning band 2 failed: -5; writes fail"; then
-	ok "F: the rewrite of band 2 failed, and the kernel log says so"
-else
-	not_ok "F: the rewrite of band 2 failed, and the kernel log says so" \
-		"$(dmesg_since "$mark" | tail -n 5)" "$(dms_stats "$DF")"
-fi
-assert_eq "F: the durable intent says the spare band holds band 2" "1 2" \
-	"$($PY intent --backing "$fb" | cut -d' ' -f1,2)"
-out=$(dd if=/dev/zero of="$DF" bs=4096 count=1 seek=100 oflag=direct conv=notrunc status=none 2>&1); rc=$?
-assert_errno "F: writes now fail with EIO" "$EIO" "$out" $rc
-assert_data "F: reads go on: band 2 as written" "$DF" "$exp2" $((2 * BAND * 512))
-check "F: the backing device works again" remap_fb "$fb_linear"
-check "F: remove" dm_remove "$F"
-mark=$(dms_kmsg_mark)
-check "F: create again (no format)" dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0
+failed_clean 2 "$exp2" "cleaning band 2 failed: -5; writes fail" "1 2"
 assert_eq "F: activation finishes the interrupted rewrite" \
 	"finishing the interrupted cleaning of band 2" \
 	"$(dmesg_since "$mark" | grep -o "finishing the interrupted cleaning of band [0-9]*")"
@@ -333,24 +343,9 @@ assert_data "F: band 2 holds its merged data" "$DF" "$exp2" $((2 * BAND * 512))
 
 exp5=$(write_data "$DF" $((5 * BAND * 512)) $((BAND * 512)))
 cache_blocks 5 "$exp5" 3 4 600
-mark=$(dms_kmsg_mark)
 check "F: the spare band fails in the backing device (error target)" \
 	remap_fb "$(fb_table $SPARE $BAND error)"
-check "F: clean" dms_msg "$DF" clean
-if wait_kmsg "$mark" "cleaning band 5 failed before its intent"; then
-	ok "F: the rewrite of band 5 failed before its intent"
-else
-	not_ok "F: the rewrite of band 5 failed before its intent" \
-		"$(dmesg_since "$mark" | tail -n 5)" "$(dms_stats "$DF")"
-fi
-assert_eq "F: no intent on disk" 0 "$($PY intent --backing "$fb" | cut -d' ' -f1)"
-out=$(dd if=/dev/zero of="$DF" bs=4096 count=1 seek=100 oflag=direct conv=notrunc status=none 2>&1); rc=$?
-assert_errno "F: writes fail with EIO" "$EIO" "$out" $rc
-assert_data "F: reads go on: band 5 as written" "$DF" "$exp5" $((5 * BAND * 512))
-check "F: the backing device works again" remap_fb "$fb_linear"
-check "F: remove" dm_remove "$F"
-mark=$(dms_kmsg_mark)
-check "F: create again (no format)" dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0
+failed_clean 5 "$exp5" "cleaning band 5 failed before its intent" 0
 assert_eq "F: nothing to finish at activation" "" \
 	"$(dmesg_since "$mark" | grep -o "finishing the interrupted cleaning.*")"
 dms_expect "F: band 5's cached blocks are kept" "$DF" "cache_used == 3" "dirty_bands == 1"
