@@ -388,6 +388,15 @@ dm_create() {
 	return 0
 }
 
+# backing_reload DEV TABLE: load TABLE (lines) into DEV, a device made by
+# new_backing, through suspend, load and resume: to make parts of it fail
+# or slow under a device stacked on it, whose I/O waits meanwhile.
+# Returns dmsetup's status.
+backing_reload() {
+	local n=${1#/dev/mapper/}
+	dmsetup suspend "$n" && dmsetup load "$n" --table "$2" && dmsetup resume "$n"
+}
+
 # dm_remove NAME: remove a device made by dm_create; returns dmsetup's
 # status (a test may assert on it).
 dm_remove() {

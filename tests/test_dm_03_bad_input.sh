@@ -271,7 +271,6 @@ fb_table() {
 	printf '0 %s linear %s %s\n%s %s %s\n%s %s linear %s %s\n' "$s" "$fdisk" "$fstart" \
 		"$s" "$l" "$*" $((s + l)) $((flen - s - l)) "$fdisk" $((fstart + s + l))
 }
-remap_fb() { dmsetup suspend "$fbn" && dmsetup load "$fbn" --table "$1" && dmsetup resume "$fbn"; }
 # wait_kmsg MARK TEXT: up to 30 s for TEXT in the kernel log after MARK.
 wait_kmsg() {
 	local i
@@ -314,7 +313,7 @@ failed_clean() {
 		status=none 2>&1); rc=$?
 	assert_errno "F: writes now fail with EIO" "$EIO" "$out" $rc
 	assert_data "F: reads go on: band $band as written" "$DF" "$exp" $((band * BAND * 512))
-	check "F: the backing device works again" remap_fb "$fb_linear"
+	check "F: the backing device works again" backing_reload "$fb" "$fb_linear"
 	check "F: remove" dm_remove "$F"
 	mark=$(dms_kmsg_mark)
 	check "F: create again (no format)" dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0
@@ -330,7 +329,7 @@ ERR=t_${TID}_err
 dm_create "$ERR" "0 $BAND error" || bail "cannot create the error device"
 b2=$(bandsec 2)
 check "F: writes to band 2's sectors fail in the backing device (dm-delay to an error device)" \
-	remap_fb "$(fb_table "$b2" $BAND delay "$fdisk" $((fstart + b2)) 0 \
+	backing_reload "$fb" "$(fb_table "$b2" $BAND delay "$fdisk" $((fstart + b2)) 0 \
 		/dev/mapper/"$ERR" 0 0 "$fdisk" $((fstart + b2)) 0)"
 failed_clean 2 "$exp2" "cleaning band 2 failed: -5; writes fail" "1 2"
 assert_eq "F: activation finishes the interrupted rewrite" \
@@ -344,7 +343,7 @@ assert_data "F: band 2 holds its merged data" "$DF" "$exp2" $((2 * BAND * 512))
 exp5=$(write_data "$DF" $((5 * BAND * 512)) $((BAND * 512)))
 cache_blocks 5 "$exp5" 3 4 600
 check "F: the spare band fails in the backing device (error target)" \
-	remap_fb "$(fb_table $SPARE $BAND error)"
+	backing_reload "$fb" "$(fb_table $SPARE $BAND error)"
 failed_clean 5 "$exp5" "cleaning band 5 failed before its intent" 0
 assert_eq "F: nothing to finish at activation" "" \
 	"$(dmesg_since "$mark" | grep -o "finishing the interrupted cleaning.*")"

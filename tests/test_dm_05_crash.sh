@@ -167,7 +167,7 @@ slow_bands() {
 	done
 	s=$((bs0 + LEN))
 	[ "$s" -lt "$blen" ] && t+=$'\n'"$s $((blen - s)) linear $bdisk $((bstart + s))"
-	dmsetup suspend "$bn" && dmsetup load "$bn" --table "$t" && dmsetup resume "$bn"
+	backing_reload "$back" "$t"
 }
 
 # ---- every boot after the first: recover and check ---------------------

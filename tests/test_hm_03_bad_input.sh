@@ -263,11 +263,6 @@ assert_eq "a read at the device end returns nothing" 0 "$n"
 bname=${back#/dev/mapper/}
 read -r _ blen _ bdisk bstart <<< "$(dmsetup table "$bname")"
 D3=$((2048 + 3 * ZS))		# zone 3 data: 1 MiB of metadata, 3 zones before it
-remap_backing() {		# remap_backing TABLE-LINES: swap the backing table
-	dmsetup suspend "$bname" &&
-	dmsetup load "$bname" --table "$1" &&
-	dmsetup resume "$bname"
-}
 orig_table="0 $blen linear $bdisk $bstart"
 err_data="0 $D3 linear $bdisk $bstart
 $D3 $ZS error
@@ -278,23 +273,23 @@ err_md="0 8 linear $bdisk $bstart
 
 hm_put e1 "$M" $((3 * ZS)) 8 "write 4 KiB to zone 3"
 err=$(hm_stat "$M" errors)
-check "the backing device fails zone 3's data" remap_backing "$err_data"
+check "the backing device fails zone 3's data" backing_reload "$back" "$err_data"
 assert_write_fails "a write the backing device fails fails with EIO" "$M" $((3 * ZS + 8)) 8 \
 	"$HM_EIO" "oi 8"
 err2=$(hm_stat "$M" errors)
 if [ "$err2" -gt "$err" ]; then ok "errors counts the failed write ($err -> $err2)"
 else not_ok "errors counts the failed write" "$(hm_stats "$M")"; fi
-check "the backing device works again" remap_backing "$orig_table"
+check "the backing device works again" backing_reload "$back" "$orig_table"
 hm_put e2 "$M" $((3 * ZS + 8)) 8 "a write at the unchanged wp succeeds"
 assert_cw "zone 3 wp" "$M" $((3 * ZS)) "oi 16"
 cat "$e1" "$e2" > "$T_WORK/e12"
 hm_assert_read "zone 3 holds both good writes" "$M" $((3 * ZS)) "$T_WORK/e12" 16
 
 hm_put e3 "$M" $((4 * ZS)) 8 "write 4 KiB to zone 4"
-check "the backing device fails the zone table" remap_backing "$err_md"
+check "the backing device fails the zone table" backing_reload "$back" "$err_md"
 out=$(hm_flush "$M" 2>&1); rc=$?
 assert_errno "a flush whose commit fails fails with EIO" "$HM_EIO" "$out" $rc
-check "the backing device works again" remap_backing "$orig_table"
+check "the backing device works again" backing_reload "$back" "$orig_table"
 check "the next flush succeeds" hm_flush "$M"
 check "remove" dm_remove "$nm"
 check "create again" hm_create "$nm" $LEN "$back" $ZS conv_zones 2
