@@ -339,6 +339,13 @@ def fio_summary(j):
 # window it has not finished.
 LOG_AVG_MSEC = 100
 
+# An entry this many windows or less after the one before it stands for
+# all the time between them: fio's helper thread ran late (a busy guest)
+# and measured the rate over the longer window. A longer gap was time
+# without I/O, for which fio logs nothing: the entry after it stands for
+# one window.
+LATE_WINDOWS = 3
+
 
 def log_avg_msec(job_file, default=1000):
     """The log_avg_msec a run's job file (as run) asked fio for."""
@@ -356,32 +363,45 @@ def log_avg_msec(job_file, default=1000):
 def read_bw_logs(files, t0_ms, avg_msec=1000):
     """fio bandwidth logs (log_unix_epoch=1, log_avg_msec=avg_msec) -> a
     list of (second since t0, MiB/s read, MiB/s written), summed over
-    every job and host, one entry per whole second."""
+    every job and host, one entry per whole second.
+
+    An entry is the mean rate over the window that ends at its time
+    stamp: avg_msec long, or up to the entry before it when fio came
+    late (see LATE_WINDOWS). Its KiB (rate x window) are shared out
+    among the seconds the window overlaps."""
     buckets = {}
     for f in files:
+        last = {}                       # direction -> time of its last entry
         with open(f) as fh:
             for line in fh:
                 p = [x.strip() for x in line.split(",")]
                 if len(p) < 3 or not p[0].isdigit():
                     continue
                 t, kib, ddir = int(p[0]), int(p[1]), int(p[2])
-                # an entry covers the avg_msec before its time stamp: it
-                # goes to the second its middle falls in, as the KiB it
-                # moved (KiB/s x window)
-                sec = max(0, int((t - avg_msec / 2.0 - t0_ms) // 1000))
-                mib = kib / 1024.0 * avg_msec / 1000.0
-                r, w = buckets.get(sec, (0.0, 0.0))
-                if ddir == 0:
-                    r += mib
-                elif ddir == 1:
-                    w += mib
-                buckets[sec] = (r, w)
+                if ddir not in (0, 1):
+                    continue
+                win = avg_msec
+                if ddir in last and avg_msec < t - last[ddir] <= LATE_WINDOWS * avg_msec:
+                    win = t - last[ddir]
+                last[ddir] = t
+                _share_out(buckets, ddir, t - win - t0_ms, t - t0_ms, kib / 1024.0)
     if not buckets:
         return []
     # from fio's first entry (not t0: fio takes seconds to start under
     # QEMU), gaps inside filled with zeros
-    return [(s, buckets.get(s, (0.0, 0.0))[0], buckets.get(s, (0.0, 0.0))[1])
+    return [(s, buckets.get(s, [0.0, 0.0])[0], buckets.get(s, [0.0, 0.0])[1])
             for s in range(min(buckets), max(buckets) + 1)]
+
+
+def _share_out(buckets, ddir, start_ms, end_ms, mibs):
+    """Add the MiB moved at mibs MiB/s from start_ms to end_ms (since t0)
+    to the one-second buckets they fall in (none before t0)."""
+    start_ms = max(0, start_ms)
+    while start_ms < end_ms:
+        sec = int(start_ms // 1000)
+        part = min(end_ms, (sec + 1) * 1000) - start_ms
+        buckets.setdefault(sec, [0.0, 0.0])[ddir] += mibs * part / 1000.0
+        start_ms += part
 
 
 def bw_log_files(rundir, prefix="bw"):
@@ -477,18 +497,25 @@ def phase_figures(bw, samples, fio_end):
     ran after that (collapsed), each as the median of the per-second
     write bandwidth.
     Returns (cache_mibs, collapsed_mibs, t_full) or Nones."""
-    t_full = None
+    t_full = t_room = None
     for s in samples:
         if s.get("cache_total") and s.get("cache_used", 0) >= s["cache_total"]:
             t_full = s["t"]
             break
+        t_room = s["t"]
     if not bw:
         return None, None, t_full
     # seconds without writes before the cache is full are the job not
     # writing (an idle phase), not the cache
     if t_full is None:
         return median([w for t, r, w in bw if t < fio_end and w > 0]), None, None
-    hi = [w for t, r, w in bw if t + 1 <= t_full and w > 0]
+    # The cache filled between the last sample with room and t_full: the
+    # seconds up to that sample are all cache phase; the one after it
+    # may be partly collapse. It counts only when no whole second came
+    # before it.
+    hi = [w for t, r, w in bw if t_room is not None and t + 1 <= t_room and w > 0]
+    if not hi:
+        hi = [w for t, r, w in bw if t + 1 <= t_full and w > 0]
     lo = [w for t, r, w in bw if t >= t_full + 2 and t + 1 <= fio_end]
     return median(hi), median(lo), t_full
 

@@ -282,7 +282,10 @@ class FioOutputTest(unittest.TestCase):
         for t, r, w in bw[:2]:
             self.assertAlmostEqual(w, 8.0, delta=0.1)
             self.assertEqual(r, 0)
-        self.assertAlmostEqual(max(r for t, r, w in bw), 4.0, delta=0.1)
+        # the reader's one window straddles two seconds: its 4 MiB are
+        # shared out between them
+        self.assertAlmostEqual(sum(r for t, r, w in bw), 4.0, delta=0.1)
+        self.assertEqual(sum(1 for t, r, w in bw if r > 0), 2)
         self.assertEqual(len(sc.bw_log_files(os.path.join(DATA, "client"))), 3)
 
     def test_bw_short_windows(self):
@@ -304,6 +307,35 @@ class FioOutputTest(unittest.TestCase):
             self.assertAlmostEqual(bw[0][2], 3.0)
             self.assertAlmostEqual(bw[1][2], 2.0)
             self.assertAlmostEqual(bw[1][1], 0.4)
+        finally:
+            shutil.rmtree(d)
+
+    def test_bw_late_windows(self):
+        """fio came late: an entry 200 ms after the one before it stands
+        for 200 ms of I/O; after a gap without I/O (no entries) an entry
+        stands for one window; an entry's window is shared out among the
+        seconds it overlaps."""
+        d = tempfile.mkdtemp()
+        try:
+            t0 = 1700000000000
+            with open(os.path.join(d, "bw_bw.1.log"), "w") as f:
+                # 8 MiB/s for 1 s: a first window, four late ones of
+                # 200 ms and a last one
+                for ms in (100, 300, 500, 700, 900, 1000):
+                    f.write("%d, 8192, 1, 0, 0\n" % (t0 + ms))
+                # nothing for 2 s; then at 5 MiB/s a window, one 200 ms
+                # late, one 300 ms (the most that counts as late)
+                for ms in (3100, 3300, 3600):
+                    f.write("%d, 5120, 1, 0, 0\n" % (t0 + ms))
+                # 450 ms after that: a gap, so one window, 3.95-4.05 s
+                f.write("%d, 10240, 1, 0, 0\n" % (t0 + 4050))
+            bw = sc.read_bw_logs(sc.bw_log_files(d), t0, 100)
+            w = {t: w for t, r, w in bw}
+            self.assertEqual(sorted(w), [0, 1, 2, 3, 4])
+            self.assertAlmostEqual(w[0], 8.0)
+            self.assertEqual((w[1], w[2]), (0.0, 0.0))
+            self.assertAlmostEqual(w[3], 0.5 + 1.0 + 1.5 + 0.5)
+            self.assertAlmostEqual(w[4], 0.5)
         finally:
             shutil.rmtree(d)
 
@@ -369,11 +401,13 @@ class AnalysisTest(unittest.TestCase):
     def test_spans_and_phases(self):
         s = synth_status(3, 8, 4, 12)
         self.assertEqual(sc.cleaning_spans(s), [(4.0, 8.0, "clean-fg"), (8.0, 12.0, "clean-bg")])
-        bw = [(0, 0, 10.0), (1, 0, 12.0), (2, 0, 11.0), (3, 0, 5.0), (4, 0, 0.5), (5, 0, 0.4),
+        bw = [(0, 0, 10.0), (1, 0, 12.0), (2, 0, 3.0), (3, 0, 5.0), (4, 0, 0.5), (5, 0, 0.4),
               (6, 0, 0.6), (7, 0, 0.5)]
         hi, lo, t_full = sc.phase_figures(bw, s, 8.0)
         self.assertEqual(t_full, 3.0)
-        self.assertEqual(hi, 11.0)      # seconds 0-2
+        # seconds 0-1: second 2 ended after the last sample with room
+        # (t 2.0), so the cache may have filled within it
+        self.assertEqual(hi, 11.0)
         self.assertEqual(lo, 0.5)       # seconds 5-7
         hi, lo, t_full = sc.phase_figures(bw, [dict(x, cache_used=0) for x in s], 8.0)
         self.assertEqual((lo, t_full), (None, None))
