@@ -46,20 +46,22 @@
 #    ratio = median of the rounds' ratios.
 # 3. Per policy, on a freshly formatted device: the same randwrite job,
 #    time_based, --runtime seconds, bandwidth logged every second
-#    (--write_bw_log, --log_avg_msec=1000). The cache phase is the seconds
-#    before the cumulative data written reaches 95 % of the cache; the
-#    collapsed phase the seconds from 5 s after it reached the whole cache
-#    (the transition is left out). Then the device is left idle and the
-#    status polled (1 s) until cache_used is 0: wall time from the end of
-#    fio, and clean_ms_bg (time inside band rewrites). Band RMW bandwidth =
-#    (clean_read_sectors + clean_write_sectors) per second of clean_ms, for
-#    the foreground RMWs during the run and the background ones after it;
-#    compared with the backing's sequential bandwidth for as many bytes
-#    read as written (2 / (1/read + 1/write)), first and last. Per RMW:
-#    the data moved (4 band-sized sequential passes, band -> spare ->
-#    band, plus one 4 KiB read per cached block merged in, read one run at
-#    a time), the time, and what the 4 passes alone take at the backing's
-#    sequential bandwidth.
+#    (--write_bw_log, --log_avg_msec=1000; an entry stands for the time
+#    since the one before it, as fio logs late on a busy guest). The
+#    cache phase is the seconds before the cumulative data written
+#    reaches 95 % of the cache; the collapsed phase the seconds from 5 s
+#    after it reached the whole cache (the transition is left out). Then
+#    the device is left idle and the status polled (1 s) until cache_used
+#    is 0: wall time from the end of fio, and clean_ms_bg (time inside
+#    band rewrites). Band RMW bandwidth = (clean_read_sectors +
+#    clean_write_sectors) per second of clean_ms, for the foreground RMWs
+#    during the run and the background ones after it; compared with the
+#    backing's sequential bandwidth for as many bytes read as written
+#    (2 / (1/read + 1/write)), first and last. Per RMW: the data moved (4
+#    band-sized sequential passes, band -> spare -> band, plus one 4 KiB
+#    read per cached block merged in, read one run at a time), the time,
+#    and what the 4 passes alone take at the backing's sequential
+#    bandwidth.
 
 set -u
 
@@ -267,7 +269,10 @@ for pol in ${POLICIES//,/ }; do
 				for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 		}
-		{ bw = $2 * 1024; start = cum; cum += bw   # bytes in this 1 s
+		# an entry is the rate over the time since the one before it
+		# (fio logs late on a busy guest), or over 1 s after a gap
+		{ dt = ($1 - prev) / 1000; prev = $1; if (dt > 3) dt = 1
+		  bw = $2 * 1024; cum += bw * dt
 		  if (cum <= 0.95 * cache) hi[++nh] = bw / 1048576
 		  else if (full == 0 && cum >= cache) full = NR
 		  if (full && NR > full + 5) lo[++nl] = bw / 1048576 }
