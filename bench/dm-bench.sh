@@ -100,20 +100,21 @@ CACHE=$((CACHE_MB * 2048))
 PCACHE=$((PHASE_CACHE_MB * 2048))
 SLOTS=$((CACHE / 8))
 NBANDS=$((LEN / BAND))
-# Backing layout (dm-smr-dm.c smr_dm_geometry): metadata = superblock +
-# two copies of (1 intent block + a block per 254 slots + a block per 508
-# bands), 1 MiB aligned; then the cache, the spare band, the bands.
-# md_sectors CACHE_SECTORS: the metadata size for a cache.
-md_sectors() {
-	local tb=$((1 + ($1 / 8 + 253) / 254 + (NBANDS + 507) / 508))
-	echo $(( ((1 + 2 * tb) * 8 + 2047) / 2048 * 2048 ))
-}
-MD=$(md_sectors $CACHE)
+# Backing layout: metadata, the cache, the spare band, the bands; the
+# tests' dms_need computes it (from dm-smr-dm.c smr_dm_geometry()).
+. "$ROOT/tests/lib/dm.sh"
+read -r MD NEED <<< "$(dms_need $LEN $BAND $CACHE)"
 BANDS_START=$((MD + CACHE + BAND))
-NEED=$((BANDS_START + LEN))
-PNEED=$(( $(md_sectors $PCACHE) + PCACHE + BAND + LEN ))
+read -r _ PNEED <<< "$(dms_need $LEN $BAND $PCACHE)"
 [ $PNEED -gt $NEED ] && NEED=$PNEED
 PHASE_IO=${PHASE_MB}M			# cache-phase job: under its cache
+# median(a, m): the median of a[1..m] (sorts a); 0 when m is 0.
+AWK_MEDIAN='function median(a, m,   i, j, t) {
+	if (m == 0) return 0
+	for (i = 2; i <= m; i++)
+		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+}'
 
 WORK=$(mktemp -d /tmp/dm-bench.XXXXXX)
 REPORT=$WORK/report
@@ -230,11 +231,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 say ""
 say "cache phase: randwrite 4 KiB qd4, $PHASE_IO over $DEV_MB MiB into a $PHASE_CACHE_MB MiB cache (empty at the start; $ROUNDS rounds, ABBA)"
-say "$(awk 'function median(a, m,   i, j, t) {
-		for (i = 2; i <= m; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-		return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-	}
+say "$(awk "$AWK_MEDIAN"'
 	{ l = l sprintf(" %.1f", $1); s = s sprintf(" %.1f", $2); r = r sprintf(" %.3f", $2 / $1); q[NR] = $2 / $1 }
 	END { printf "  dm-linear MiB/s:%s\n  smr MiB/s:      %s\n  smr/linear:     %s\n  median smr/linear %.3f (target >= 0.9)",
 		l, s, r, median(q, NR) }' "$WORK/cp")"
@@ -262,13 +259,7 @@ for pol in ${POLICIES//,/ }; do
 	f=$(ls "$bwlog"_bw*.log 2> /dev/null | head -n 1)
 	[ -n "$f" ] || die "no bandwidth log for $pol"
 	series=$(awk -F', *' '{ printf "%s%.1f", (NR > 1 ? " " : ""), $2 / 1024 }' "$f")
-	phases=$(awk -F', *' -v cache=$((CACHE * 512)) '
-		function median(a, m,   i, j, t) {
-			if (m == 0) return 0
-			for (i = 2; i <= m; i++)
-				for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-		}
+	phases=$(awk -F', *' -v cache=$((CACHE * 512)) "$AWK_MEDIAN"'
 		# an entry is the rate over the time since the one before it
 		# (fio logs late on a busy guest), or over 1 s after a gap
 		{ dt = ($1 - prev) / 1000; prev = $1; if (dt > 3) dt = 1
