@@ -29,6 +29,7 @@ all: modules
 
 modules:
 	@test -d "$(KDIR)" || { echo "No kernel build tree at '$(KDIR)': install linux-headers or set KDIR=" >&2; exit 1; }
+	compat/probe.sh $(KDIR) compat/generated/config.h
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 
 install: modules
@@ -37,7 +38,7 @@ install: modules
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null || true
-	rm -rf tests/results
+	rm -rf tests/results compat/generated
 
 deps:
 	scripts/setup-deps.sh

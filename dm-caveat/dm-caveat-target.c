@@ -55,6 +55,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include "smr-compat.h"
 #include "dm-caveat-nl.h"
 
 #define DM_MSG_PREFIX "caveat"
@@ -1325,7 +1326,7 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Usage: <dev> <did> <dnor> [<#opt_args> <opt_args>...]";
 		return -EINVAL;
 	}
-	if (!(dm_table_get_mode(ti->table) & FMODE_WRITE)) {
+	if (!smr_table_writable(ti)) {
 		ti->error = "A read-only table is not supported";
 		return -EINVAL;
 	}

@@ -545,7 +545,7 @@ static int smr_dm_read(struct smr_target *sc, struct bio *bio,
 
 	if (run < n)
 		dm_accept_partial_bio(bio, run << 3);
-	bio_set_dev(bio, sc->dev->bdev);
+	bio_set_dev(bio, sc->bdev);
 	if (slot != SMR_SLOT_FREE) {
 		io->kind = SMR_IO_READ_CACHE;
 		io->band = band;
@@ -656,7 +656,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		spin_unlock_irq(&sc->lock);
 		io->kind = SMR_IO_WRITE_BAND;
 		io->band = band;
-		bio_set_dev(bio, sc->dev->bdev);
+		bio_set_dev(bio, sc->bdev);
 		bio->bi_iter.bi_sector = smr_band_sector(dm, band) + osect;
 		return smr_dm_issue(bio, in_map);
 	}
@@ -695,7 +695,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	io->fua = bio->bi_opf & REQ_FUA;
 	/* Durability of a FUA write comes from the commit that ends it. */
 	bio->bi_opf &= ~REQ_FUA;
-	bio_set_dev(bio, sc->dev->bdev);
+	bio_set_dev(bio, sc->bdev);
 	bio->bi_iter.bi_sector = smr_slot_sector_dm(dm, slot);
 	if (kick && !delayed_work_pending(&dm->clean_dwork))
 		queue_delayed_work(dm->clean_wq, &dm->clean_dwork,
@@ -878,7 +878,7 @@ static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
 		     sector_t count, void *buf)
 {
 	struct dm_io_region region = {
-		.bdev = sc->dev->bdev,
+		.bdev = sc->bdev,
 		.sector = sector,
 		.count = count,
 	};
@@ -890,7 +890,7 @@ static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
 	};
 	unsigned long error_bits = 0;
 
-	return dm_io(&req, 1, &region, &error_bits, IOPRIO_DEFAULT);
+	return smr_dm_io_call(&req, 1, &region, &error_bits);
 }
 
 /* Reads issued together and waited for once (the cached runs of a chunk). */
@@ -900,7 +900,14 @@ struct smr_dm_batch {
 	struct completion done;
 };
 
-static void smr_dm_batch_end(unsigned long error, void *context)
+static void smr_dm_batch_fail(struct smr_dm_batch *bt)
+{
+	WRITE_ONCE(bt->error, -EIO);
+	if (atomic_dec_and_test(&bt->pending))
+		complete(&bt->done);
+}
+
+static SMR_IO_NOTIFY(smr_dm_batch_end, error, context)
 {
 	struct smr_dm_batch *bt = context;
 
@@ -914,7 +921,7 @@ static void smr_dm_batch_read(struct smr_target *sc, struct smr_dm_batch *bt,
 			      sector_t sector, sector_t count, void *buf)
 {
 	struct dm_io_region region = {
-		.bdev = sc->dev->bdev,
+		.bdev = sc->bdev,
 		.sector = sector,
 		.count = count,
 	};
@@ -928,8 +935,8 @@ static void smr_dm_batch_read(struct smr_target *sc, struct smr_dm_batch *bt,
 	};
 
 	atomic_inc(&bt->pending);
-	if (dm_io(&req, 1, &region, NULL, IOPRIO_DEFAULT))
-		smr_dm_batch_end(1, bt);
+	if (smr_dm_io_call(&req, 1, &region, NULL))
+		smr_dm_batch_fail(bt);
 }
 
 /* Copy @band's chunk at @c, cached blocks merged in, to the spare band. */
@@ -1005,7 +1012,7 @@ static int smr_dm_copy_back(struct smr_target *sc, u32 band, u64 *rd,
 		*rd += len;
 		*wr += len;
 	}
-	return blkdev_issue_flush(sc->dev->bdev);
+	return blkdev_issue_flush(sc->bdev);
 }
 
 /* Free every slot of a cleaned band. Under sc->lock. */
@@ -1091,7 +1098,7 @@ static int smr_dm_clean_band(struct smr_target *sc, u32 band,
 		if (ret)
 			goto fail_undo;
 	}
-	ret = blkdev_issue_flush(sc->dev->bdev);
+	ret = blkdev_issue_flush(sc->bdev);
 	if (ret)
 		goto fail_undo;
 
@@ -1725,7 +1732,7 @@ static int smr_dm_geometry(struct smr_target *sc)
 	dm->spare_start = dm->cache_start + dm->cache_sectors;
 	dm->bands_start = dm->spare_start + dm->band_sectors;
 	need = dm->bands_start + ti->len;
-	have = bdev_nr_sectors(sc->dev->bdev);
+	have = bdev_nr_sectors(sc->bdev);
 	if (need > have) {
 		DMERR("backing device %s has %llu sectors; %llu are needed (metadata %llu + cache %llu + spare band %llu + data %llu)",
 		      sc->dev->name, (unsigned long long)have,
@@ -1751,6 +1758,10 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	}
 	sc->dm = dm;
 	dm->sc = sc;
+	if (bdev_is_zoned(sc->bdev)) {
+		ti->error = "drive-managed mode needs a backing device that is not zoned";
+		return -EINVAL;
+	}
 	dm->idle_ms = SMR_DM_DEFAULT_IDLE_MS;
 	dm->policy = SMR_POLICY_FIFO;
 	dm->seq_bypass = true;
@@ -1814,8 +1825,10 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 		return -ENOMEM;
 	}
 	ret = smr_md_load_or_format(sc);
-	if (ret)
+	if (ret) {
+		ti->error = sc->error;
 		return ret;
+	}
 	memset(&sc->stats, 0, sizeof(sc->stats));
 	dm->stop = true;	/* until resume */
 
@@ -1867,11 +1880,7 @@ void smr_dm_io_hints(struct smr_target *sc, struct queue_limits *limits)
 	limits->chunk_sectors = 0;
 	limits->max_zone_append_sectors = 0;
 	limits->zone_write_granularity = 0;
-#ifdef SMR_HAVE_ZONED_MODEL_ENUM
-	limits->zoned = BLK_ZONED_NONE;
-#else
-	limits->zoned = false;
-#endif
+	smr_limits_clear_zoned(limits);
 	/* Discards are accepted and ignored (docs/dm-smr.rst). */
 	limits->discard_granularity = SMR_BLOCK_SIZE;
 	limits->max_discard_sectors = dm->band_sectors;

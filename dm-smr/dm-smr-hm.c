@@ -3,19 +3,26 @@
  * dm-smr host-managed mode: a zoned block device over a non-zoned disk.
  *
  * Zone conditions, write pointer checks and open/active resource rules
- * follow the ZBC/ZNS model as null_blk implements it. The dm core (6.1)
- * emulates zone append for us and holds a per-zone write lock from map
- * until the dm clone completes, so at most one write, reset or finish per
- * sequential zone is in flight. Two consequences shape this file:
+ * follow the ZBC/ZNS model as null_blk implements it. This file runs the
+ * state machine for the engine's gendisk (dm-smr-zdev.c): bios arrive
+ * here already split at zone boundaries, with no dm core in between, on
+ * every kernel.
  *
- *  - The lock is released in clone_endio() only when the completing clone
- *    points at a zoned device. A clone remapped to our non-zoned backing
- *    disk would never release it, so writes to sequential zones are sent
- *    as a separate clone of our own and the dm clone completes on the dm
- *    device (DM_MAPIO_SUBMITTED).
- *  - A locked clone must not complete inside map(): dm_zone_map_bio()
- *    would then finish it a second time. Map-time failures of such bios
- *    are completed by the commit worker instead.
+ * Ordering. No block layer zone write plugging is used (the disk
+ * supports zone append natively, so 6.10+ allocates no plugs, and 6.1
+ * has none for bio-based disks): a write is checked against the write
+ * pointer when it is submitted, the pointer advances at once, and several
+ * writes may be in flight in one zone. They complete to the host in write
+ * pointer order (the zone's fifo). A failed write rewinds the pointer to
+ * where it started and fails the writes queued behind it, as a drive
+ * does; acknowledged writes are therefore always the zone's durable
+ * prefix, and a commit never records data that is not on the medium.
+ *
+ * Resets do not wait for writes in flight: they bump the zone's
+ * generation, and a write of an older generation leaves the zone alone
+ * when it completes. The reset itself is acknowledged only once no such
+ * write is in flight, so no write issued after the reset completed can be
+ * overwritten by a stale one.
  *
  * Reads at or past a zone's durable data end return zeros.
  */
@@ -223,6 +230,22 @@ static blk_status_t smr_zone_finish(struct smr_target *sc, u32 zno)
 	return BLK_STS_OK;
 }
 
+/*
+ * Drop a zone's data: writes still in flight in it become stale (they
+ * complete without touching the zone). Caller holds sc->lock.
+ */
+static void smr_zone_forget(struct smr_target *sc, struct smr_zone *z)
+{
+	struct smr_hm_io *io;
+
+	list_for_each_entry(io, &z->fifo, node)
+		if (io->gen == z->gen)
+			sc->stale_inflight++;
+	z->gen++;
+	z->wp = z->dend = 0;
+	z->finished = 0;
+}
+
 static blk_status_t smr_zone_reset(struct smr_target *sc, u32 zno)
 {
 	struct smr_zone *z = &sc->zones[zno];
@@ -231,8 +254,7 @@ static blk_status_t smr_zone_reset(struct smr_target *sc, u32 zno)
 	if (sts)
 		return sts;
 	smr_cond_enter(sc, z, BLK_ZONE_COND_EMPTY);
-	z->wp = z->dend = 0;
-	z->finished = 0;
+	smr_zone_forget(sc, z);
 	smr_md_mark_dirty(sc, zno);
 	sc->stats.resets++;
 	return BLK_STS_OK;
@@ -260,14 +282,28 @@ int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond)
 	z = &sc->zones[zno];
 	smr_cond_enter(sc, z, c);
 	if (c == BLK_ZONE_COND_EMPTY)
-		z->wp = z->dend = 0;
+		smr_zone_forget(sc, z);
 	z->finished = 0;
 	smr_md_mark_dirty(sc, zno);
 	spin_unlock_irq(&sc->lock);
 	return smr_md_commit(sc);
 }
 
-/* Hand a bio to the commit worker, to complete after the next commit. */
+
+/* ------------------------------------------------------------------ */
+/* I/O.                                                                */
+/* ------------------------------------------------------------------ */
+
+/* End a host bio and drop it from the in-flight count. */
+static void smr_hm_end(struct smr_target *sc, struct bio *bio, blk_status_t sts)
+{
+	bio->bi_status = sts;
+	bio_endio(bio);
+	if (atomic_dec_and_test(&sc->inflight))
+		wake_up(&sc->inflight_wait);
+}
+
+/* Hand a bio to the commit worker. */
 static void smr_defer(struct smr_target *sc, struct bio_list *list,
 		      struct bio *bio)
 {
@@ -279,80 +315,164 @@ static void smr_defer(struct smr_target *sc, struct bio_list *list,
 	queue_work(sc->wq, &sc->commit_work);
 }
 
-/* Fail a bio that holds the dm zone write lock, from the worker. */
-static int smr_fail_locked(struct smr_target *sc, struct bio *bio,
-			   blk_status_t sts)
+/* Zero @bio from byte @from to its end (a read past durable data). */
+static void smr_zero_tail(struct bio *bio, u32 from)
 {
-	struct smr_io *io = dm_per_bio_data(bio, sizeof(struct smr_io));
+	struct bvec_iter iter = bio->bi_iter;
+	struct bio_vec bv;
 
-	io->status = sts;
-	smr_defer(sc, &sc->error_bios, bio);
-	return DM_MAPIO_SUBMITTED;
+	bio_advance_iter(bio, &iter, from);
+	while (iter.bi_size) {
+		bv = bio_iter_iovec(bio, iter);
+		memzero_bvec(&bv);
+		bio_advance_iter_single(bio, &iter, bv.bv_len);
+	}
 }
 
-static void smr_write_endio(struct bio *bbio)
+/*
+ * Rewind a zone to @start after the write that started there failed: the
+ * host sees the zone as it was before that write. Caller holds sc->lock.
+ */
+static void smr_rewind(struct smr_target *sc, struct smr_zone *z, u32 start)
 {
-	struct bio *bio = bbio->bi_private;
-	struct smr_target *sc = container_of(bbio->bi_pool, struct smr_target, bs);
-	struct smr_io *io = dm_per_bio_data(bio, sizeof(struct smr_io));
-	blk_status_t sts = bbio->bi_status;
-	unsigned long flags;
-	struct smr_zone *z;
+	z->wp = start;
+	/*
+	 * A zone the write filled, or that the write opened implicitly (and
+	 * may since have been closed), goes back to what its write pointer
+	 * says it is.
+	 */
+	if (z->cond == BLK_ZONE_COND_FULL ||
+	    (!z->wp && (z->cond == BLK_ZONE_COND_IMP_OPEN ||
+			z->cond == BLK_ZONE_COND_CLOSED)))
+		smr_cond_enter(sc, z, z->wp ? BLK_ZONE_COND_CLOSED :
+			       BLK_ZONE_COND_EMPTY);
+}
 
-	bio_put(bbio);
+/*
+ * Retire the completed writes at the head of a zone's fifo onto @done, in
+ * write pointer order. Caller holds sc->lock.
+ */
+static void smr_zone_retire(struct smr_target *sc, u32 zno,
+			    struct list_head *done)
+{
+	struct smr_zone *z = &sc->zones[zno];
+	struct smr_hm_io *io;
 
-	spin_lock_irqsave(&sc->lock, flags);
-	z = &sc->zones[io->zone];
-	if (sts) {
-		/*
-		 * Nothing after this write can be in flight in the zone (the
-		 * dm zone lock), so rewind the write pointer to where the
-		 * failed write started: the host sees the zone as it was.
-		 */
-		if (z->wp == io->end) {
-			z->wp = io->start;
-			/*
-			 * A zone the write filled, or that the write opened
-			 * implicitly (and may since have been closed), goes
-			 * back to what its write pointer says it is.
-			 */
-			if (z->cond == BLK_ZONE_COND_FULL ||
-			    (!z->wp && (z->cond == BLK_ZONE_COND_IMP_OPEN ||
-					z->cond == BLK_ZONE_COND_CLOSED)))
-				smr_cond_enter(sc, z, z->wp ?
-					       BLK_ZONE_COND_CLOSED :
-					       BLK_ZONE_COND_EMPTY);
+	while ((io = list_first_entry_or_null(&z->fifo, struct smr_hm_io,
+					      node)) && io->done) {
+		list_move_tail(&io->node, done);
+		if (io->gen != z->gen) {
+			/* Submitted before a reset: the zone is not its. */
+			sc->stale_inflight--;
+			continue;
 		}
-		sc->stats.errors++;
-	} else {
-		z->dend = max(z->dend, io->end);
-		smr_md_mark_dirty(sc, io->zone);
+		if (io->start != z->dend) {
+			/* Queued behind a write that failed. */
+			io->status = BLK_STS_IOERR;
+			sc->stats.errors++;
+			continue;
+		}
+		if (io->status) {
+			if (!z->finished)
+				smr_rewind(sc, z, io->start);
+			sc->stats.errors++;
+			continue;
+		}
+		z->dend = io->end;
+		smr_md_mark_dirty(sc, zno);
 	}
-	spin_unlock_irqrestore(&sc->lock, flags);
+}
 
-	if (!sts && io->fua) {
-		io->status = BLK_STS_OK;
-		smr_defer(sc, &sc->commit_bios, bio);
+static void smr_hm_clone_endio(struct bio *clone)
+{
+	struct smr_hm_io *io = container_of(clone, struct smr_hm_io, clone);
+	struct smr_target *sc = io->sc;
+	blk_status_t sts = clone->bi_status;
+	struct bio *orig = io->orig;
+	struct smr_hm_io *pos, *next;
+	unsigned long flags;
+	bool kick = false;
+	LIST_HEAD(done);
+
+	if (io->kind != SMR_IO_SEQ_WRITE) {
+		if (!sts && io->zero_from)
+			smr_zero_tail(orig, io->zero_from);
+		bio_put(clone);
+		smr_hm_end(sc, orig, sts);
 		return;
 	}
-	bio->bi_status = sts;
-	bio_endio(bio);
+
+	spin_lock_irqsave(&sc->lock, flags);
+	io->done = true;
+	io->status = sts;
+	smr_zone_retire(sc, io->zone, &done);
+	kick = !sc->stale_inflight && !bio_list_empty(&sc->reset_wait);
+	spin_unlock_irqrestore(&sc->lock, flags);
+
+	list_for_each_entry_safe(pos, next, &done, node) {
+		struct bio *bio = pos->orig;
+
+		sts = pos->status;
+		if (!sts && bio_op(bio) == REQ_OP_ZONE_APPEND)
+			bio->bi_iter.bi_sector =
+				smr_zone_start(sc, pos->zone) + pos->start;
+		if (!sts && pos->fua) {
+			bio_put(&pos->clone);
+			smr_defer(sc, &sc->commit_bios, bio);
+			continue;
+		}
+		bio_put(&pos->clone);
+		smr_hm_end(sc, bio, sts);
+	}
+	if (kick)
+		queue_work(sc->wq, &sc->commit_work);
 }
 
-static int smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
-			    u32 off, u32 nr)
+/* Send a clone to @bsector of the backing device. */
+static void smr_hm_issue(struct smr_hm_io *io, sector_t bsector)
 {
-	struct smr_io *io = dm_per_bio_data(bio, sizeof(struct smr_io));
+	struct bio *clone = &io->clone;
+
+	clone->bi_iter.bi_sector = bsector;
+	clone->bi_end_io = smr_hm_clone_endio;
+	submit_bio_noacct(clone);
+}
+
+static struct smr_hm_io *smr_hm_clone(struct smr_target *sc, struct bio *bio,
+				      u8 kind)
+{
+	struct bio *clone = bio_alloc_clone(sc->bdev, bio, GFP_NOIO, &sc->bs);
+	struct smr_hm_io *io = container_of(clone, struct smr_hm_io, clone);
+
+	io->sc = sc;
+	io->orig = bio;
+	io->kind = kind;
+	io->zero_from = 0;
+	io->done = false;
+	io->fua = false;
+	io->status = BLK_STS_OK;
+	return io;
+}
+
+static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
+			     u32 off, u32 nr)
+{
+	bool append = bio_op(bio) == REQ_OP_ZONE_APPEND;
 	struct smr_zone *z = &sc->zones[zno];
+	struct smr_hm_io *io;
 	blk_status_t sts;
-	struct bio *bbio;
 	u32 wp;
 	u8 cond;
+
+	/* Allocate first: a mempool allocation may sleep. */
+	io = smr_hm_clone(sc, bio, SMR_IO_SEQ_WRITE);
 
 	spin_lock_irq(&sc->lock);
 	sts = smr_zone_usable(z);
 	if (sts)
 		goto fail;
+	if (append)
+		off = z->wp;
 	if (z->cond == BLK_ZONE_COND_FULL || off != z->wp ||
 	    off + nr > sc->zone_capacity) {
 		sc->stats.wp_errors++;
@@ -365,6 +485,12 @@ static int smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 			goto fail;
 		smr_cond_enter(sc, z, BLK_ZONE_COND_IMP_OPEN);
 	}
+	io->zone = zno;
+	io->start = off;
+	io->end = off + nr;
+	io->gen = z->gen;
+	io->fua = bio->bi_opf & REQ_FUA;
+	list_add_tail(&io->node, &z->fifo);
 	z->wp += nr;
 	if (z->wp == sc->zone_capacity)
 		smr_cond_enter(sc, z, BLK_ZONE_COND_FULL);
@@ -372,36 +498,27 @@ static int smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	sc->stats.write_sectors += nr;
 	spin_unlock_irq(&sc->lock);
 
-	io->zone = zno;
-	io->start = off;
-	io->end = off + nr;
-	io->fua = bio->bi_opf & REQ_FUA;
-
-	bbio = bio_alloc_clone(sc->dev->bdev, bio, GFP_NOIO, &sc->bs);
-	bbio->bi_iter.bi_sector = smr_backing_sector(sc, zno, off);
-	/* The commit worker flushes before it acknowledges a FUA write. */
-	bbio->bi_opf &= ~REQ_FUA;
-	bbio->bi_private = bio;
-	bbio->bi_end_io = smr_write_endio;
-	dm_submit_bio_remap(bio, bbio);
-	return DM_MAPIO_SUBMITTED;
+	/* A plain write; the commit worker flushes before acknowledging FUA. */
+	io->clone.bi_opf = REQ_OP_WRITE |
+		(bio->bi_opf & ~(REQ_OP_MASK | REQ_FUA | REQ_PREFLUSH));
+	smr_hm_issue(io, smr_backing_sector(sc, zno, off));
+	return;
 
 fail:
 	sc->stats.errors++;
 	wp = z->wp;
 	cond = z->cond;
 	spin_unlock_irq(&sc->lock);
+	bio_put(&io->clone);
 	smr_nl_zone_error(sc, zno, cond, smr_zone_start(sc, zno) + off, nr,
 			  smr_zone_start(sc, zno) + wp);
-	return smr_fail_locked(sc, bio, sts);
+	smr_hm_end(sc, bio, sts);
 }
 
-static int smr_hm_zone_mgmt(struct smr_target *sc, struct bio *bio)
+static void smr_hm_zone_mgmt(struct smr_target *sc, struct bio *bio)
 {
-	sector_t sector = bio->bi_iter.bi_sector - sc->ti->begin;
+	sector_t sector = bio->bi_iter.bi_sector;
 	u32 zno = smr_zone_of(sc, sector);
-	bool locked = bio_op(bio) == REQ_OP_ZONE_RESET ||
-		bio_op(bio) == REQ_OP_ZONE_FINISH;
 	blk_status_t sts;
 
 	if (sector != smr_zone_start(sc, zno) || smr_zone_is_conv(sc, zno)) {
@@ -430,54 +547,29 @@ static int smr_hm_zone_mgmt(struct smr_target *sc, struct bio *bio)
 	if (sts)
 		goto fail;
 
-	if (locked) {
+	if (bio_op(bio) == REQ_OP_ZONE_RESET ||
+	    bio_op(bio) == REQ_OP_ZONE_FINISH) {
 		/* Acknowledge a reset or finish once it is durable. */
-		struct smr_io *io = dm_per_bio_data(bio, sizeof(struct smr_io));
-
-		io->status = BLK_STS_OK;
 		smr_defer(sc, &sc->commit_bios, bio);
-		return DM_MAPIO_SUBMITTED;
+		return;
 	}
 	/* Open and close are not persisted: zones come back closed. */
-	bio_endio(bio);
-	return DM_MAPIO_SUBMITTED;
-
+	smr_hm_end(sc, bio, BLK_STS_OK);
+	return;
 fail:
-	if (locked)
-		return smr_fail_locked(sc, bio, sts);
-	bio->bi_status = sts;
-	bio_endio(bio);
-	return DM_MAPIO_SUBMITTED;
+	smr_hm_end(sc, bio, sts);
 }
 
-static int smr_hm_read(struct smr_target *sc, struct bio *bio, sector_t sector)
+static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
+			u32 off, u32 nr)
 {
-	u32 zno = smr_zone_of(sc, sector);
-	u32 off = sector - smr_zone_start(sc, zno);
-	u32 nr = bio_sectors(bio);
 	struct smr_zone *z = &sc->zones[zno];
+	struct smr_hm_io *io;
 	u32 limit;
 	u8 cond;
 
-	if (smr_zone_is_conv(sc, zno)) {
-		spin_lock_irq(&sc->lock);
-		sc->stats.reads++;
-		sc->stats.read_sectors += nr;
-		spin_unlock_irq(&sc->lock);
-		/* Conventional zones are contiguous on the backing device. */
-		sector_t conv_end = (sector_t)sc->nr_conv << sc->zone_shift;
-
-		if (sector + nr > conv_end)
-			dm_accept_partial_bio(bio, conv_end - sector);
-		goto remap;
-	}
-
-	if (off + nr > sc->zone_sectors) {
-		nr = sc->zone_sectors - off;
-		dm_accept_partial_bio(bio, nr);
-	}
 	spin_lock_irq(&sc->lock);
-	limit = z->dend;
+	limit = smr_zone_is_conv(sc, zno) ? sc->zone_sectors : z->dend;
 	cond = z->cond;
 	sc->stats.reads++;
 	sc->stats.read_sectors += nr;
@@ -485,180 +577,246 @@ static int smr_hm_read(struct smr_target *sc, struct bio *bio, sector_t sector)
 		sc->stats.errors++;
 	spin_unlock_irq(&sc->lock);
 
-	if (cond == BLK_ZONE_COND_OFFLINE)
-		return DM_MAPIO_KILL;
+	if (cond == BLK_ZONE_COND_OFFLINE) {
+		smr_hm_end(sc, bio, BLK_STS_IOERR);
+		return;
+	}
 	if (off >= limit) {
 		/* Nothing written there: read zeros, as after a reset. */
 		zero_fill_bio(bio);
-		bio_endio(bio);
-		return DM_MAPIO_SUBMITTED;
+		smr_hm_end(sc, bio, BLK_STS_OK);
+		return;
 	}
+	io = smr_hm_clone(sc, bio, SMR_IO_READ);
 	if (off + nr > limit)
-		dm_accept_partial_bio(bio, limit - off);
-remap:
-	bio_set_dev(bio, sc->dev->bdev);
-	bio->bi_iter.bi_sector = smr_backing_sector(sc, zno, off);
-	return DM_MAPIO_REMAPPED;
+		io->zero_from = (limit - off) << SECTOR_SHIFT;
+	smr_hm_issue(io, smr_backing_sector(sc, zno, off));
 }
 
-int smr_hm_map(struct smr_target *sc, struct bio *bio)
+/*
+ * Entry point for a host bio, split to the disk's limits (so within one
+ * zone) and counted in sc->inflight: it ends through smr_hm_end().
+ */
+void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 {
-	sector_t sector = bio->bi_iter.bi_sector - sc->ti->begin;
+	sector_t sector = bio->bi_iter.bi_sector;
 	u32 nr = bio_sectors(bio);
+	struct smr_hm_io *io;
 	u32 zno, off;
 
-	if (unlikely(bio->bi_opf & REQ_PREFLUSH) && !nr) {
-		smr_defer(sc, &sc->flush_bios, bio);
-		return DM_MAPIO_SUBMITTED;
+	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
+		/* The commit worker flushes, then submits the data (if any). */
+		smr_defer(sc, nr ? &sc->preflush_bios : &sc->flush_bios, bio);
+		return;
 	}
 
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
+	case REQ_OP_ZONE_APPEND:
 		break;
 	case REQ_OP_ZONE_OPEN:
 	case REQ_OP_ZONE_CLOSE:
 	case REQ_OP_ZONE_FINISH:
 	case REQ_OP_ZONE_RESET:
-		return smr_hm_zone_mgmt(sc, bio);
+		smr_hm_zone_mgmt(sc, bio);
+		return;
+	case REQ_OP_ZONE_RESET_ALL:
+		smr_defer(sc, &sc->reset_all_bios, bio);
+		return;
 	default:
-		return DM_MAPIO_KILL;
+		smr_hm_end(sc, bio, BLK_STS_NOTSUPP);
+		return;
 	}
 
 	zno = smr_zone_of(sc, sector);
 	off = sector - smr_zone_start(sc, zno);
-	if (unlikely((sector | nr) & (SMR_BLOCK_SECTORS - 1)))
-		goto kill;
-	if (bio_op(bio) == REQ_OP_READ)
-		return smr_hm_read(sc, bio, sector);
-
-	if (smr_zone_is_conv(sc, zno)) {
-		/* A write may span conventional zones, not enter a sequential one. */
-		if (sector + nr > ((sector_t)sc->nr_conv << sc->zone_shift))
-			goto kill;
+	if (unlikely((sector | nr) & (SMR_BLOCK_SECTORS - 1) || !nr ||
+		     off + nr > sc->zone_sectors)) {
 		spin_lock_irq(&sc->lock);
-		sc->stats.writes++;
-		sc->stats.write_sectors += nr;
+		sc->stats.errors++;
 		spin_unlock_irq(&sc->lock);
-		bio_set_dev(bio, sc->dev->bdev);
-		bio->bi_iter.bi_sector = smr_backing_sector(sc, zno, off);
-		return DM_MAPIO_REMAPPED;
+		smr_hm_end(sc, bio, BLK_STS_IOERR);
+		return;
 	}
-	/* Crossing into the next zone is a write boundary violation. */
-	if (off + nr > sc->zone_sectors) {
-		u32 wp;
-		u8 cond;
-
-		spin_lock_irq(&sc->lock);
-		sc->stats.wp_errors++;
-		wp = sc->zones[zno].wp;
-		cond = sc->zones[zno].cond;
-		spin_unlock_irq(&sc->lock);
-		smr_nl_zone_error(sc, zno, cond, sector, nr,
-				  smr_zone_start(sc, zno) + wp);
-		goto kill;
+	if (bio_op(bio) == REQ_OP_READ) {
+		smr_hm_read(sc, bio, zno, off, nr);
+		return;
 	}
-	return smr_hm_write_seq(sc, bio, zno, off, nr);
-
-kill:
+	if (!smr_zone_is_conv(sc, zno)) {
+		smr_hm_write_seq(sc, bio, zno, off, nr);
+		return;
+	}
+	if (bio_op(bio) == REQ_OP_ZONE_APPEND) {
+		/* The block layer refuses these too; say so if one gets here. */
+		smr_hm_end(sc, bio, BLK_STS_IOERR);
+		return;
+	}
 	spin_lock_irq(&sc->lock);
-	sc->stats.errors++;
+	sc->stats.writes++;
+	sc->stats.write_sectors += nr;
 	spin_unlock_irq(&sc->lock);
-	/* A write to a sequential zone holds the dm zone write lock. */
-	if (bio_op(bio) == REQ_OP_WRITE && !smr_zone_is_conv(sc, zno))
-		return smr_fail_locked(sc, bio, BLK_STS_IOERR);
-	return DM_MAPIO_KILL;
+	/* Conventional zones are contiguous on the backing device; FUA passes. */
+	io = smr_hm_clone(sc, bio, SMR_IO_CONV_WRITE);
+	smr_hm_issue(io, smr_backing_sector(sc, zno, off));
+}
+
+/* Reset every sequential zone that can be (REQ_OP_ZONE_RESET_ALL). */
+static void smr_hm_reset_all(struct smr_target *sc)
+{
+	u32 z;
+
+	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
+		spin_lock_irq(&sc->lock);
+		/* Read-only and offline zones keep their condition. */
+		if (smr_zone_usable(&sc->zones[z]) == BLK_STS_OK &&
+		    sc->zones[z].cond != BLK_ZONE_COND_EMPTY)
+			smr_zone_reset(sc, z);
+		spin_unlock_irq(&sc->lock);
+		cond_resched();
+	}
 }
 
 /*
  * Complete what waits for a commit: flushes, FUA writes, resets and
- * finishes; and map-time failures of bios holding the zone write lock.
+ * finishes; submit writes that carried a preflush; acknowledge resets
+ * once no write they overtook is in flight.
  */
 void smr_hm_commit_work(struct work_struct *work)
 {
 	struct smr_target *sc = container_of(work, struct smr_target,
 					     commit_work);
-	struct bio_list flushes, commits, errors;
+	struct bio_list flushes, commits, preflush, reset_all, ready;
 	blk_status_t sts = BLK_STS_OK;
 	struct bio *bio;
 
 	spin_lock_irq(&sc->lock);
 	flushes = sc->flush_bios;
 	commits = sc->commit_bios;
-	errors = sc->error_bios;
+	preflush = sc->preflush_bios;
+	reset_all = sc->reset_all_bios;
 	bio_list_init(&sc->flush_bios);
 	bio_list_init(&sc->commit_bios);
-	bio_list_init(&sc->error_bios);
+	bio_list_init(&sc->preflush_bios);
+	bio_list_init(&sc->reset_all_bios);
 	spin_unlock_irq(&sc->lock);
 
-	while ((bio = bio_list_pop(&errors))) {
-		struct smr_io *io = dm_per_bio_data(bio, sizeof(struct smr_io));
-
-		bio->bi_status = io->status;
-		bio_endio(bio);
+	if (!bio_list_empty(&reset_all))
+		smr_hm_reset_all(sc);
+	if (!bio_list_empty(&flushes) || !bio_list_empty(&commits) ||
+	    !bio_list_empty(&preflush) || !bio_list_empty(&reset_all)) {
+		if (smr_md_commit(sc))
+			sts = BLK_STS_IOERR;
 	}
 
-	if (bio_list_empty(&flushes) && bio_list_empty(&commits))
-		return;
-	if (smr_md_commit(sc))
-		sts = BLK_STS_IOERR;
-
-	while ((bio = bio_list_pop(&flushes))) {
-		bio->bi_status = sts;
-		bio_endio(bio);
+	while ((bio = bio_list_pop(&flushes)))
+		smr_hm_end(sc, bio, sts);
+	while ((bio = bio_list_pop(&preflush))) {
+		if (sts) {
+			smr_hm_end(sc, bio, sts);
+			continue;
+		}
+		bio->bi_opf &= ~REQ_PREFLUSH;
+		smr_hm_submit(sc, bio);
 	}
+	bio_list_merge(&commits, &reset_all);
+	bio_list_init(&ready);
+	spin_lock_irq(&sc->lock);
 	while ((bio = bio_list_pop(&commits))) {
-		struct smr_io *io = dm_per_bio_data(bio, sizeof(struct smr_io));
+		bool reset = bio_op(bio) == REQ_OP_ZONE_RESET ||
+			bio_op(bio) == REQ_OP_ZONE_RESET_ALL;
 
-		bio->bi_status = sts ? sts : io->status;
-		bio_endio(bio);
+		if (!sts && reset && sc->stale_inflight)
+			bio_list_add(&sc->reset_wait, bio);
+		else
+			bio_list_add(&ready, bio);
 	}
+	if (!sc->stale_inflight) {
+		bio_list_merge(&ready, &sc->reset_wait);
+		bio_list_init(&sc->reset_wait);
+	}
+	spin_unlock_irq(&sc->lock);
+	while ((bio = bio_list_pop(&ready)))
+		smr_hm_end(sc, bio, sts);
 }
 
-/* Report zones from the zone table; see dm_report_zones_cb(). */
-int smr_hm_report_zones(struct dm_target *ti, struct dm_report_zones_args *args,
-			unsigned int nr_zones)
+/*
+ * Describe zone @zno as a report does (the engine's report_zones).
+ * Conventional zones are NOT_WP with the write pointer at their end;
+ * full, read-only and offline zones carry no valid write pointer.
+ */
+int smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz)
 {
-	struct smr_target *sc = ti->private;
-	sector_t sector = args->next_sector - ti->begin;
-	u32 zno = smr_zone_of(sc, sector);
+	struct smr_zone *z = &sc->zones[zno];
+
+	memset(blkz, 0, sizeof(*blkz));
+	blkz->start = smr_zone_start(sc, zno);
+	blkz->len = sc->zone_sectors;
+	spin_lock_irq(&sc->lock);
+	blkz->cond = z->cond;
+	if (smr_zone_is_conv(sc, zno)) {
+		blkz->type = BLK_ZONE_TYPE_CONVENTIONAL;
+		blkz->capacity = sc->zone_sectors;
+		blkz->wp = blkz->start + sc->zone_sectors;
+	} else {
+		blkz->type = BLK_ZONE_TYPE_SEQWRITE_REQ;
+		blkz->capacity = sc->zone_capacity;
+		switch (z->cond) {
+		case BLK_ZONE_COND_FULL:
+			blkz->wp = blkz->start + sc->zone_sectors;
+			break;
+		case BLK_ZONE_COND_READONLY:
+		case BLK_ZONE_COND_OFFLINE:
+			blkz->wp = (sector_t)-1;
+			break;
+		default:
+			blkz->wp = blkz->start + z->wp;
+		}
+	}
+	spin_unlock_irq(&sc->lock);
+	return 0;
+}
+
+/* Allocate the zone context's I/O resources (engine creation). */
+int smr_hm_ctx_init(struct smr_target *sc)
+{
+	u32 z;
 	int ret;
 
-	args->start = ti->begin;
-	for (; zno < sc->nr_zones && args->zone_idx < nr_zones; zno++) {
-		struct blk_zone blkz = {
-			.start = ti->begin + smr_zone_start(sc, zno),
-			.len = sc->zone_sectors,
-		};
-		struct smr_zone *z = &sc->zones[zno];
+	spin_lock_init(&sc->lock);
+	bio_list_init(&sc->flush_bios);
+	bio_list_init(&sc->commit_bios);
+	bio_list_init(&sc->preflush_bios);
+	bio_list_init(&sc->reset_all_bios);
+	bio_list_init(&sc->reset_wait);
+	atomic_set(&sc->inflight, 0);
+	init_waitqueue_head(&sc->inflight_wait);
+	INIT_WORK(&sc->commit_work, smr_hm_commit_work);
 
-		spin_lock_irq(&sc->lock);
-		blkz.cond = z->cond;
-		if (smr_zone_is_conv(sc, zno)) {
-			blkz.type = BLK_ZONE_TYPE_CONVENTIONAL;
-			blkz.capacity = sc->zone_sectors;
-			blkz.wp = blkz.start + sc->zone_sectors;
-		} else {
-			blkz.type = BLK_ZONE_TYPE_SEQWRITE_REQ;
-			blkz.capacity = sc->zone_capacity;
-			switch (z->cond) {
-			case BLK_ZONE_COND_FULL:
-				blkz.wp = blkz.start + sc->zone_sectors;
-				break;
-			case BLK_ZONE_COND_READONLY:
-			case BLK_ZONE_COND_OFFLINE:
-				blkz.wp = (sector_t)-1;
-				break;
-			default:
-				blkz.wp = blkz.start + z->wp;
-			}
-		}
-		spin_unlock_irq(&sc->lock);
-
-		args->next_sector = blkz.start + blkz.len;
-		ret = args->orig_cb(&blkz, args->zone_idx++, args->orig_data);
-		if (ret)
-			return ret;
-	}
+	sc->zones = kvcalloc(sc->nr_zones, sizeof(*sc->zones), GFP_KERNEL);
+	if (!sc->zones)
+		return -ENOMEM;
+	for (z = 0; z < sc->nr_zones; z++)
+		INIT_LIST_HEAD(&sc->zones[z].fifo);
+	sc->mem_bytes = sizeof(*sc) + (size_t)sc->nr_zones * sizeof(*sc->zones);
+	ret = smr_md_init(sc);
+	if (ret)
+		return ret;
+	ret = bioset_init(&sc->bs, BIO_POOL_SIZE,
+			  offsetof(struct smr_hm_io, clone), 0);
+	if (ret)
+		return ret;
+	sc->wq = alloc_ordered_workqueue("dm-smr-%s", WQ_MEM_RECLAIM, sc->name);
+	if (!sc->wq)
+		return -ENOMEM;
 	return 0;
+}
+
+void smr_hm_ctx_exit(struct smr_target *sc)
+{
+	if (sc->wq)
+		destroy_workqueue(sc->wq);
+	bioset_exit(&sc->bs);
+	smr_md_exit(sc);
+	kvfree(sc->zones);
 }

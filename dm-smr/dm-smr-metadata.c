@@ -95,7 +95,7 @@ int smr_md_rw(struct smr_target *sc, blk_opf_t opf, sector_t sector,
 	unsigned int i;
 	int ret;
 
-	bio = bio_alloc(sc->dev->bdev, nr, opf | REQ_SYNC | REQ_META, GFP_NOIO);
+	bio = bio_alloc(sc->bdev, nr, opf | REQ_SYNC | REQ_META, GFP_NOIO);
 	bio->bi_iter.bi_sector = sector;
 	for (i = 0; i < nr; i++)
 		__bio_add_page(bio, pages[i], SMR_BLOCK_SIZE, 0);
@@ -188,7 +188,7 @@ int smr_md_commit(struct smr_target *sc)
 		spin_unlock_irq(&sc->lock);
 
 		/* Data the snapshot counts as written must be durable first. */
-		ret = blkdev_issue_flush(sc->dev->bdev);
+		ret = blkdev_issue_flush(sc->bdev);
 		if (ret)
 			goto fail;
 
@@ -208,7 +208,7 @@ int smr_md_commit(struct smr_target *sc)
 	} while (n == SMR_MD_BATCH);
 
 	if (wrote)
-		ret = blkdev_issue_flush(sc->dev->bdev);
+		ret = blkdev_issue_flush(sc->bdev);
 	if (!ret) {
 		spin_lock_irq(&sc->lock);
 		sc->stats.commits++;
@@ -222,8 +222,7 @@ fail:
 	for (i = 0; i < n; i++)
 		set_bit(idx[i], sc->dirty);
 	mutex_unlock(&sc->commit_lock);
-	DMERR_LIMIT("%s: metadata commit failed: %d",
-		    dm_device_name(dm_table_get_md(sc->ti->table)), ret);
+	DMERR_LIMIT("%s: metadata commit failed: %d", sc->name, ret);
 	return ret;
 }
 
@@ -233,7 +232,7 @@ static void smr_fill_super(struct smr_target *sc, struct smr_super *sb)
 	sb->version = cpu_to_le32(SMR_VERSION);
 	sb->mode = cpu_to_le32(sc->mode);
 	sb->format_id = cpu_to_le64(sc->format_id);
-	sb->dev_sectors = cpu_to_le64(sc->ti->len);
+	sb->dev_sectors = cpu_to_le64(sc->dev_sectors);
 	sb->zone_sectors = cpu_to_le64(sc->zone_sectors);
 	sb->zone_capacity = cpu_to_le64(sc->zone_capacity);
 	sb->nr_zones = cpu_to_le32(sc->nr_zones);
@@ -266,7 +265,8 @@ static int smr_format(struct smr_target *sc)
 	for (z = 0; sc->mode == SMR_MODE_HOST_MANAGED && z < sc->nr_zones; z++) {
 		struct smr_zone *zone = &sc->zones[z];
 
-		memset(zone, 0, sizeof(*zone));
+		zone->wp = zone->dend = 0;
+		zone->finished = 0;
 		zone->cond = smr_zone_is_conv(sc, z) ? BLK_ZONE_COND_NOT_WP :
 			BLK_ZONE_COND_EMPTY;
 	}
@@ -319,7 +319,9 @@ static int smr_load_block(struct smr_target *sc, u32 k, void *buf)
 		u32 dend = le32_to_cpu(rec[i].dend);
 		u8 cond = rec[i].cond;
 
-		memset(z, 0, sizeof(*z));
+		/* Nothing is in flight while the table loads. */
+		z->wp = z->dend = 0;
+		z->finished = 0;
 		if (smr_zone_is_conv(sc, zno)) {
 			z->cond = BLK_ZONE_COND_NOT_WP;
 			continue;
@@ -409,11 +411,10 @@ static bool smr_all_zero(const void *buf, size_t len)
 /*
  * Read the superblock; format an all-zero (new) device or when asked to;
  * otherwise check the table's geometry against the disk and load the zone
- * table. Sets ti->error on failure.
+ * table. Sets sc->error on failure.
  */
 int smr_md_load_or_format(struct smr_target *sc)
 {
-	struct dm_target *ti = sc->ti;
 	struct page *page = sc->md_pages[0];
 	struct smr_super *sb = page_address(page);
 	u32 crc;
@@ -421,13 +422,13 @@ int smr_md_load_or_format(struct smr_target *sc)
 
 	ret = smr_md_rw(sc, REQ_OP_READ, 0, &page, 1);
 	if (ret) {
-		ti->error = "Cannot read the superblock";
+		sc->error = "Cannot read the superblock";
 		return ret;
 	}
 	if (sc->format || smr_all_zero(sb, SMR_BLOCK_SIZE)) {
 		ret = smr_format(sc);
 		if (ret)
-			ti->error = "Cannot format the backing device";
+			sc->error = "Cannot format the backing device";
 		return ret;
 	}
 
@@ -435,15 +436,15 @@ int smr_md_load_or_format(struct smr_target *sc)
 	sb->crc = 0;
 	if (le32_to_cpu(sb->magic) != SMR_SB_MAGIC ||
 	    crc32_le(SMR_SB_MAGIC, (void *)sb, sizeof(*sb)) != crc) {
-		ti->error = "Backing device holds no valid dm-smr superblock; add 'format' to initialise it (destroys its data)";
+		sc->error = "Backing device holds no valid dm-smr superblock; add 'format' to initialise it (destroys its data)";
 		return -EINVAL;
 	}
 	if (le32_to_cpu(sb->version) != SMR_VERSION) {
-		ti->error = "Unsupported on-disk format version";
+		sc->error = "Unsupported on-disk format version";
 		return -EINVAL;
 	}
 	if (le32_to_cpu(sb->mode) != sc->mode ||
-	    le64_to_cpu(sb->dev_sectors) != ti->len ||
+	    le64_to_cpu(sb->dev_sectors) != sc->dev_sectors ||
 	    le64_to_cpu(sb->zone_sectors) != sc->zone_sectors ||
 	    le64_to_cpu(sb->zone_capacity) != sc->zone_capacity ||
 	    le32_to_cpu(sb->nr_zones) != sc->nr_zones ||
@@ -457,7 +458,7 @@ int smr_md_load_or_format(struct smr_target *sc)
 		      le64_to_cpu(sb->zone_sectors),
 		      le64_to_cpu(sb->zone_capacity), le32_to_cpu(sb->nr_conv),
 		      le64_to_cpu(sb->cache_sectors));
-		ti->error = "Table geometry differs from the on-disk superblock (see the kernel log); use the matching table or add 'format' (destroys data)";
+		sc->error = "Table geometry differs from the on-disk superblock (see the kernel log); use the matching table or add 'format' (destroys data)";
 		return -EINVAL;
 	}
 	sc->format_id = le64_to_cpu(sb->format_id);
@@ -467,6 +468,6 @@ int smr_md_load_or_format(struct smr_target *sc)
 		return 0;
 	ret = smr_md_load_table(sc);
 	if (ret)
-		ti->error = "Cannot load the zone table";
+		sc->error = "Cannot load the zone table";
 	return ret;
 }

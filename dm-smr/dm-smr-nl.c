@@ -38,6 +38,7 @@ struct smr_nl_dev {
 	struct list_head node;
 	struct rcu_head rcu;
 	struct smr_target *sc;
+	struct smr_target *zc;	/* host-managed: the zone state events come from */
 	dev_t devt;
 	char name[DM_NAME_LEN];
 };
@@ -377,7 +378,7 @@ static struct sk_buff *smr_nl_ev_new(struct smr_target *sc, u8 cmd,
 	if (*hdr) {
 		rcu_read_lock();
 		list_for_each_entry_rcu(d, &smr_nl_devs, node) {
-			if (d->sc == sc) {
+			if (d->sc == sc || d->zc == sc) {
 				ret = smr_nl_put_dev(skb, d);
 				break;
 			}
@@ -502,6 +503,7 @@ void smr_nl_register(struct smr_target *sc)
 		return;
 	}
 	d->sc = sc;
+	d->zc = smr_zones_of(sc);
 	d->devt = disk_devt(dm_disk(md));
 	if (dm_copy_name_and_uuid(md, d->name, NULL))
 		strscpy(d->name, dm_device_name(md), sizeof(d->name));

@@ -178,6 +178,10 @@ static int smr_check_geometry(struct smr_target *sc)
 
 static void smr_free(struct smr_target *sc)
 {
+	if (sc->zdev_dev)
+		dm_put_device(sc->ti, sc->zdev_dev);
+	if (sc->zdev)
+		smr_zdev_put(sc->zdev);
 	smr_dm_free(sc);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
@@ -193,6 +197,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
 	struct smr_target *sc;
+	char zname[16];
 	const char *mode;
 	int ret;
 
@@ -200,7 +205,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Usage: <dev> host-managed <zone_sectors> | drive-managed <band_sectors> [<#opt_args> <opt_args>...]";
 		return -EINVAL;
 	}
-	if (!(dm_table_get_mode(ti->table) & FMODE_WRITE)) {
+	if (!smr_table_writable(ti)) {
 		ti->error = "A read-only table is not supported";
 		return -EINVAL;
 	}
@@ -211,11 +216,11 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	sc->ti = ti;
+	sc->dev_sectors = ti->len;
+	strscpy(sc->name, dm_table_device_name(ti->table), sizeof(sc->name));
 	spin_lock_init(&sc->lock);
 	bio_list_init(&sc->flush_bios);
 	bio_list_init(&sc->commit_bios);
-	bio_list_init(&sc->error_bios);
-	INIT_WORK(&sc->commit_work, smr_hm_commit_work);
 
 	ret = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
 			    &sc->dev);
@@ -223,6 +228,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot open the backing device";
 		goto bad;
 	}
+	sc->bdev = sc->dev->bdev;
 
 	ret = -EINVAL;
 	mode = dm_shift_arg(&as);
@@ -240,6 +246,10 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Mode must be host-managed or drive-managed";
 		goto bad;
 	}
+	if (bdev_is_zoned(sc->bdev)) {
+		ti->error = "host-managed mode needs a backing device that is not zoned (for a zoned disk, use dm-linear)";
+		goto bad;
+	}
 	if (smr_parse_u64(dm_shift_arg(&as), &sc->zone_sectors)) {
 		ti->error = "Invalid zone_sectors";
 		goto bad;
@@ -251,44 +261,29 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (ret)
 		goto bad;
 
-	ret = -ENOMEM;
-	sc->zones = kvcalloc(sc->nr_zones, sizeof(*sc->zones), GFP_KERNEL);
-	if (!sc->zones) {
-		ti->error = "Cannot allocate the zone table";
+	/* The zoned disk this table maps to (dm-smr-zdev.c). */
+	sc->zdev = smr_zdev_get(sc, &ti->error);
+	if (IS_ERR(sc->zdev)) {
+		ret = PTR_ERR(sc->zdev);
+		sc->zdev = NULL;
 		goto bad;
 	}
-	sc->mem_bytes = sizeof(*sc) + (size_t)sc->nr_zones * sizeof(*sc->zones);
-	ret = smr_md_init(sc);
+	format_dev_t(zname, smr_zdev_devt(sc->zdev));
+	ret = dm_get_device(ti, zname, dm_table_get_mode(ti->table),
+			    &sc->zdev_dev);
 	if (ret) {
-		ti->error = "Cannot allocate metadata buffers";
+		ti->error = "Cannot open the zoned device";
 		goto bad;
 	}
-	ret = bioset_init(&sc->bs, BIO_POOL_SIZE, 0, 0);
-	if (ret) {
-		ti->error = "Cannot allocate the bio set";
-		goto bad;
-	}
-	sc->wq = alloc_ordered_workqueue("dm-smr-%s", WQ_MEM_RECLAIM,
-					 dm_table_device_name(ti->table));
-	if (!sc->wq) {
-		ret = -ENOMEM;
-		ti->error = "Cannot allocate the workqueue";
-		goto bad;
-	}
-
-	ret = smr_md_load_or_format(sc);
+	ret = dm_set_target_max_io_len(ti, sc->zone_sectors);
 	if (ret)
 		goto bad;
-	smr_hm_recount(sc);
-	/* Counters describe the device's use, not its formatting. */
-	memset(&sc->stats, 0, sizeof(sc->stats));
 
 	ti->private = sc;
 	ti->num_flush_bios = 1;
 	ti->flush_supported = true;
-	ti->per_io_data_size = sizeof(struct smr_io);
-	/* Zone append is emulated by the dm core with regular writes. */
-	ti->emulate_zone_append = true;
+	/* The zoned device appends natively: dm passes zone appends on. */
+	ti->emulate_zone_append = false;
 	smr_nl_register(sc);
 	return 0;
 
@@ -306,7 +301,8 @@ static void smr_dtr(struct dm_target *ti)
 	 * and by now a successor table may own the backing device.
 	 */
 	smr_nl_unregister(sc);
-	flush_workqueue(sc->wq);
+	if (sc->wq)
+		flush_workqueue(sc->wq);
 	smr_free(sc);
 }
 
@@ -316,7 +312,11 @@ static int smr_map(struct dm_target *ti, struct bio *bio)
 
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
 		return smr_dm_map(sc, bio);
-	return smr_hm_map(sc, bio);
+	/* Host-managed: the zoned device does the work; map as dm-linear. */
+	bio_set_dev(bio, sc->zdev_dev->bdev);
+	if (bio_sectors(bio) || op_is_zone_mgmt(bio_op(bio)))
+		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	return DM_MAPIO_REMAPPED;
 }
 
 static int smr_end_io(struct dm_target *ti, struct bio *bio,
@@ -330,32 +330,20 @@ static int smr_end_io(struct dm_target *ti, struct bio *bio,
 }
 
 /*
- * Reload the zone table before going live. When a table replaces a live
- * one over the same backing device, our constructor read the zone table
- * before the old table's postsuspend committed its last changes.
+ * Drive-managed mode loads its cache state before going live. Host-managed
+ * mode has nothing to reload: a reloaded table shares the zoned device,
+ * whose memory is the one copy of the zone state.
  */
 static int smr_preresume(struct dm_target *ti)
 {
 	struct smr_target *sc = ti->private;
 	int ret;
 
-	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
-		ret = smr_dm_preresume(sc);
-		if (ret)
-			DMERR("%s: cannot load the cache state: %d",
-			      dm_table_device_name(ti->table), ret);
-		return ret;
-	}
-	mutex_lock(&sc->commit_lock);
-	ret = smr_md_load_table(sc);
-	if (!ret) {
-		spin_lock_irq(&sc->lock);
-		smr_hm_recount(sc);
-		spin_unlock_irq(&sc->lock);
-	}
-	mutex_unlock(&sc->commit_lock);
+	if (sc->mode != SMR_MODE_DRIVE_MANAGED)
+		return 0;
+	ret = smr_dm_preresume(sc);
 	if (ret)
-		DMERR("%s: cannot reload the zone table: %d",
+		DMERR("%s: cannot load the cache state: %d",
 		      dm_table_device_name(ti->table), ret);
 	return ret;
 }
@@ -368,9 +356,8 @@ static void smr_postsuspend(struct dm_target *ti)
 		smr_dm_postsuspend(sc);
 		return;
 	}
-	/* No I/O is in flight now: make the zone table durable. */
-	flush_workqueue(sc->wq);
-	smr_md_commit(sc);
+	/* This table's I/O is done: make the zone table durable. */
+	smr_md_commit(smr_zones_of(sc));
 }
 
 static void smr_resume(struct dm_target *ti)
@@ -381,8 +368,9 @@ static void smr_resume(struct dm_target *ti)
 		smr_dm_resume(sc);
 }
 
-void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s)
+void smr_hm_snapshot(struct smr_target *tsc, struct smr_hm_snap *s)
 {
+	struct smr_target *sc = smr_zones_of(tsc);
 	struct smr_stats st;
 	u32 z;
 
@@ -485,7 +473,7 @@ static int smr_msg_zone(struct smr_target *sc, const char *arg, u32 *zno)
 {
 	u64 sector;
 
-	if (smr_parse_u64(arg, &sector) || sector >= sc->ti->len) {
+	if (smr_parse_u64(arg, &sector) || sector >= sc->dev_sectors) {
 		DMERR("zone start sector %s is not within the device", arg);
 		return -EINVAL;
 	}
@@ -516,6 +504,7 @@ static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
 		return smr_dm_message(sc, argc, argv, result, maxlen);
+	sc = smr_zones_of(sc);
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
 		spin_lock_irq(&sc->lock);
 		memset(&sc->stats, 0, sizeof(sc->stats));
@@ -557,43 +546,49 @@ static int smr_iterate_devices(struct dm_target *ti,
 {
 	struct smr_target *sc = ti->private;
 
-	return fn(ti, sc->dev, 0, bdev_nr_sectors(sc->dev->bdev), data);
+	/* Host-managed: only the zoned device, never the plain backing one. */
+	if (sc->zdev_dev)
+		return fn(ti, sc->zdev_dev, 0, ti->len, data);
+	return fn(ti, sc->dev, 0, bdev_nr_sectors(sc->bdev), data);
 }
 
 static void smr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 {
 	struct smr_target *sc = ti->private;
-	struct gendisk *disk = dm_disk(dm_table_get_md(ti->table));
 
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
 		smr_dm_io_hints(sc, limits);
 		return;
 	}
-	limits->logical_block_size = SMR_BLOCK_SIZE;
-	limits->physical_block_size = SMR_BLOCK_SIZE;
-	limits->io_min = SMR_BLOCK_SIZE;
-	limits->chunk_sectors = sc->zone_sectors;
-	limits->max_zone_append_sectors =
-		min_t(u64, sc->zone_capacity, limits->max_hw_sectors);
-	limits->zone_write_granularity = SMR_BLOCK_SIZE;
-	/* The backing device is not zoned: no discard, no write zeroes. */
-	limits->max_discard_sectors = 0;
-	limits->max_hw_discard_sectors = 0;
-	limits->max_write_zeroes_sectors = 0;
-#ifdef SMR_HAVE_ZONED_MODEL_ENUM
-	limits->zoned = BLK_ZONED_HM;
-#else
-	limits->zoned = true;
+	/*
+	 * Host-managed: dm stacks the zoned device's limits. Before 6.9 it
+	 * does not publish the open/active limits on the mapped device, so
+	 * tools would overrun them: set them on its gendisk ourselves. From
+	 * 6.11 on dm computes them from the zoned device (HAVE_DM_ZONE_RESET_ALL
+	 * marks that series; 6.9 and 6.10 cannot publish them at all).
+	 */
+#ifdef HAVE_DISK_SET_MAX_OPEN_ZONES
+	{
+		struct gendisk *disk = dm_disk(dm_table_get_md(ti->table));
+
+		disk_set_max_open_zones(disk, sc->eff_max_open);
+		disk_set_max_active_zones(disk, sc->eff_max_active);
+	}
 #endif
-#ifdef SMR_HAVE_DISK_SET_MAX_OPEN_ZONES
-	/* The 6.1 dm core does not publish these; tools rely on them. */
-	disk_set_max_open_zones(disk, sc->eff_max_open);
-	disk_set_max_active_zones(disk, sc->eff_max_active);
-#else
-	limits->max_open_zones = sc->eff_max_open;
-	limits->max_active_zones = sc->eff_max_active;
-	(void)disk;
-#endif
+}
+
+/* Report the zoned device's zones, remapped; see dm-linear. */
+static int smr_report_zones(struct dm_target *ti,
+			    struct dm_report_zones_args *args,
+			    unsigned int nr_zones)
+{
+	struct smr_target *sc = ti->private;
+
+	if (!sc->zdev_dev)
+		return -EOPNOTSUPP;
+	return dm_report_zones(sc->zdev_dev->bdev, 0,
+			       dm_target_offset(ti, args->next_sector),
+			       args, nr_zones);
 }
 
 static struct target_type smr_target_type = {
@@ -612,7 +607,7 @@ static struct target_type smr_target_type = {
 	.message = smr_message,
 	.iterate_devices = smr_iterate_devices,
 	.io_hints = smr_io_hints,
-	.report_zones = smr_hm_report_zones,
+	.report_zones = smr_report_zones,
 };
 
 static int __init dm_smr_init(void)

@@ -6,6 +6,7 @@
  *   dm-smr-target.c    table parsing, dm callbacks, status and messages
  *   dm-smr-metadata.c  on-disk superblock and zone table, commits
  *   dm-smr-hm.c        host-managed zone emulation (write pointers, state)
+ *   dm-smr-zdev.c      the zoned block device host-managed mode runs on
  *   dm-smr-dm.c        drive-managed mode (persistent cache, band cleaning)
  *   dm-smr-nl.c        generic netlink events and dumps
  */
@@ -21,7 +22,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
-#include "compat.h"
+#include "smr-compat.h"
 
 #define DM_MSG_PREFIX "smr"
 
@@ -99,10 +100,13 @@ struct smr_zt_rec {
 	((SMR_BLOCK_SIZE - sizeof(struct smr_zt_header)) / sizeof(struct smr_zt_rec))
 
 /*
- * In-memory zone: 12 bytes. wp is advanced when a write is mapped (the dm
- * core holds the zone write lock until it completes, so at most one write
- * per sequential zone is in flight); dend follows completions and is what
- * reads and commits trust.
+ * In-memory zone: 32 bytes. wp is advanced when a write is submitted;
+ * dend follows completions and is what reads and commits trust. Writes in
+ * flight in a zone are queued on @fifo in write pointer order: they
+ * complete to the host in that order, so every acknowledged write is part
+ * of the zone's durable prefix (dend), however the backing device orders
+ * its completions. @gen counts resets: a write submitted before a reset
+ * changes nothing when it completes after it.
  */
 struct smr_zone {
 	u32 wp;
@@ -110,6 +114,8 @@ struct smr_zone {
 	u8 cond;		/* enum blk_zone_cond */
 	u8 finished;		/* FULL through a finish, not by data */
 	u16 pad;
+	u32 gen;
+	struct list_head fifo;	/* struct smr_hm_io, in flight */
 };
 
 /* Counters shown by "dmsetup status"; protected by smr_target.lock. */
@@ -129,11 +135,27 @@ struct smr_stats {
 };
 
 struct smr_dm;
+struct smr_zdev;
 
+/*
+ * Drive-managed mode: one per table, everything below. Host-managed mode:
+ * the table's own context holds the parsed table line, the backing
+ * dm_dev and the engine it maps to (zdev, zdev_dev); the engine holds a
+ * second smr_target with the zone state and metadata (ti NULL), which
+ * outlives a table reload.
+ */
 struct smr_target {
 	struct dm_target *ti;
 	struct dm_dev *dev;
+	struct block_device *bdev;	/* the backing device */
 	enum smr_mode mode;
+	char name[32];			/* for log messages */
+	sector_t dev_sectors;		/* emulated capacity */
+	char *error;			/* why loading failed */
+
+	/* Host-managed table: the engine (dm-smr-zdev.c). */
+	struct smr_zdev *zdev;
+	struct dm_dev *zdev_dev;
 
 	/* Table arguments, kept to print the table line back. */
 	u64 zone_sectors;
@@ -170,7 +192,12 @@ struct smr_target {
 	/* Deferred completions, handled by the commit worker. */
 	struct bio_list flush_bios;	/* empty flushes */
 	struct bio_list commit_bios;	/* FUA writes, resets, finishes */
-	struct bio_list error_bios;	/* map-time failures of locked bios */
+	struct bio_list preflush_bios;	/* writes with a preflush */
+	struct bio_list reset_all_bios;
+	struct bio_list reset_wait;	/* resets waiting for stale writes */
+	u32 stale_inflight;		/* writes submitted before a reset */
+	atomic_t inflight;		/* host bios not yet ended */
+	wait_queue_head_t inflight_wait;
 	struct workqueue_struct *wq;
 	struct work_struct commit_work;
 
@@ -214,13 +241,30 @@ struct smr_dm_snap {
 	u64 commits, errors, mem_bytes;
 };
 
-/* Per dm clone data. */
-struct smr_io {
+/*
+ * A host bio in flight to the backing device, in front of the clone that
+ * carries it (bioset front_pad).
+ */
+struct smr_hm_io {
+	struct smr_target *sc;
+	struct bio *orig;
+	struct list_head node;	/* zone fifo, then a completion list */
 	u32 zone;
-	u32 start;
+	u32 start;		/* sectors from the zone start */
 	u32 end;
+	u32 gen;
+	u32 zero_from;		/* reads: zero the bio from here (bytes) */
+	u8 kind;		/* enum smr_hm_io_kind */
+	bool done;
 	bool fua;
 	blk_status_t status;
+	struct bio clone;	/* must be last */
+};
+
+enum smr_hm_io_kind {
+	SMR_IO_READ,
+	SMR_IO_CONV_WRITE,
+	SMR_IO_SEQ_WRITE,
 };
 
 static inline u32 smr_zone_of(struct smr_target *sc, sector_t sector)
@@ -272,15 +316,27 @@ int smr_md_commit(struct smr_target *sc);
 void smr_md_mark_dirty(struct smr_target *sc, u32 zno);
 
 /* Functions defined in dm-smr-hm.c */
-int smr_hm_map(struct smr_target *sc, struct bio *bio);
-int smr_hm_report_zones(struct dm_target *ti,
-			struct dm_report_zones_args *args,
-			unsigned int nr_zones);
+void smr_hm_submit(struct smr_target *sc, struct bio *bio);
+int smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz);
 void smr_hm_commit_work(struct work_struct *work);
+int smr_hm_ctx_init(struct smr_target *sc);
+void smr_hm_ctx_exit(struct smr_target *sc);
 void smr_hm_recount(struct smr_target *sc);
 int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond);
 const char *smr_cond_name(u8 cond);
 void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s);
+
+/* Functions defined in dm-smr-zdev.c */
+struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error);
+void smr_zdev_put(struct smr_zdev *zdev);
+struct smr_target *smr_zdev_ctx(struct smr_zdev *zdev);
+dev_t smr_zdev_devt(struct smr_zdev *zdev);
+
+/* The zone state of a host-managed table (the engine's context). */
+static inline struct smr_target *smr_zones_of(struct smr_target *sc)
+{
+	return sc->zdev ? smr_zdev_ctx(sc->zdev) : sc;
+}
 
 /* Functions defined in dm-smr-dm.c */
 int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as);

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-smr-zdev.c: the zoned block device host-managed mode runs on.
+ *
+ * Since 6.11 the dm core takes a mapped device's zones and zone limits
+ * from its zoned lower devices only: it reports the zones of every device
+ * a target's iterate_devices names, refuses the table when one is not
+ * zoned (-EOPNOTSUPP from blkdev_report_zones), and drops open/active
+ * limits a target sets in io_hints. A target can therefore no longer
+ * publish zones of its own over a plain disk. Instead this module owns a
+ * bio-based, host-managed zoned gendisk per backing device, "smrhm<N>"
+ * (the engine): it runs the zone state machine of dm-smr-hm.c over the
+ * backing disk, and the smr target maps to it the way dm-linear maps to
+ * a real SMR drive. dm then sees a zoned lower device on every kernel,
+ * 6.1 included, so there is one host-managed path (docs/dm-smr.rst,
+ * "Design of host-managed mode").
+ *
+ * The engine belongs to the tables that use it: the constructor creates
+ * it, or finds it again by backing device on a reload (the new table's
+ * constructor runs while the old table is live), and the last table's
+ * destructor removes it. Its disk supports zone append natively, so no
+ * kernel emulates append for it and none allocates zone write plugs;
+ * dm-smr-hm.c keeps completions in write pointer order itself.
+ *
+ * Kernel differences used here (compat/probes/):
+ *  - 6.9+ allocates the disk with its queue_limits; before, setters.
+ *  - 6.11+ marks it zoned in limits.features; 6.8-6.10 limits.zoned; 6.1
+ *    disk_set_zoned(). 6.9+ keeps the open/active limits in queue_limits.
+ *  - 6.10+ lets bio-based disks call blk_revalidate_disk_zones(), which
+ *    sets nr_zones and the conventional zone bitmap; 6.1 only allows it
+ *    for blk-mq, and a bio-based driver sets nr_zones itself (dm does).
+ *  - 6.19+ report_zones takes struct blk_report_zones_args.
+ */
+#include <linux/idr.h>
+#include <linux/kdev_t.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "dm-smr.h"
+
+struct smr_zdev {
+	struct smr_target zc;		/* zone state and metadata */
+	struct gendisk *disk;
+	struct list_head node;		/* smr_zdevs */
+	unsigned int tables;		/* tables using it, smr_zdev_lock */
+	int id;
+	dev_t backing;
+};
+
+static LIST_HEAD(smr_zdevs);
+static DEFINE_MUTEX(smr_zdev_lock);
+static DEFINE_IDA(smr_zdev_ida);
+
+struct smr_target *smr_zdev_ctx(struct smr_zdev *zdev)
+{
+	return &zdev->zc;
+}
+
+dev_t smr_zdev_devt(struct smr_zdev *zdev)
+{
+	return disk_devt(zdev->disk);
+}
+
+static void smr_zdev_submit_bio(struct bio *bio)
+{
+	struct smr_zdev *zdev = bio->bi_bdev->bd_disk->private_data;
+
+	/* Within one zone from here on (chunk_sectors is the zone size). */
+	bio = bio_split_to_limits(bio);
+	if (!bio)
+		return;
+	atomic_inc(&zdev->zc.inflight);
+	smr_hm_submit(&zdev->zc, bio);
+}
+
+#ifdef HAVE_REPORT_ZONES_ARGS
+static int smr_zdev_report_zones(struct gendisk *disk, sector_t sector,
+				 unsigned int nr_zones,
+				 struct blk_report_zones_args *args)
+#else
+static int smr_zdev_report_zones(struct gendisk *disk, sector_t sector,
+				 unsigned int nr_zones, report_zones_cb cb,
+				 void *data)
+#endif
+{
+	struct smr_zdev *zdev = disk->private_data;
+	struct smr_target *sc = &zdev->zc;
+	u32 zno = smr_zone_of(sc, sector);
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < nr_zones && zno < sc->nr_zones; i++, zno++) {
+		struct blk_zone blkz;
+
+		smr_hm_fill_zone(sc, zno, &blkz);
+#ifdef HAVE_REPORT_ZONES_ARGS
+		ret = disk_report_zone(disk, &blkz, i, args);
+#else
+		ret = cb(&blkz, i, data);
+#endif
+		if (ret)
+			return ret;
+	}
+	return i;
+}
+
+static const struct block_device_operations smr_zdev_fops = {
+	.owner = THIS_MODULE,
+	.submit_bio = smr_zdev_submit_bio,
+	.report_zones = smr_zdev_report_zones,
+};
+
+/* Largest bio the engine takes in one piece (it splits the rest). */
+#define SMR_ZDEV_MAX_SECTORS	(SZ_4M >> SECTOR_SHIFT)
+
+static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
+{
+	u32 append = min_t(u64, sc->zone_capacity, SMR_ZDEV_MAX_SECTORS);
+#ifdef HAVE_BLK_ALLOC_DISK_LIMITS
+	struct queue_limits lim = {
+		.logical_block_size = SMR_BLOCK_SIZE,
+		.physical_block_size = SMR_BLOCK_SIZE,
+		.io_min = SMR_BLOCK_SIZE,
+		.max_hw_sectors = SMR_ZDEV_MAX_SECTORS,
+		.max_segments = USHRT_MAX,
+		.max_segment_size = UINT_MAX,
+		.chunk_sectors = sc->zone_sectors,
+		.zone_write_granularity = SMR_BLOCK_SIZE,
+		.max_open_zones = sc->eff_max_open,
+		.max_active_zones = sc->eff_max_active,
+	};
+
+#ifdef HAVE_QL_MAX_HW_ZONE_APPEND
+	lim.max_hw_zone_append_sectors = append;
+#else
+	lim.max_zone_append_sectors = append;
+#endif
+#ifdef HAVE_BLK_FEAT_ZONED
+	lim.features = BLK_FEAT_ZONED | BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA;
+#else
+	lim.zoned = true;
+#endif
+	return blk_alloc_disk(&lim, NUMA_NO_NODE);
+#else
+	struct gendisk *disk = blk_alloc_disk(NUMA_NO_NODE);
+	struct request_queue *q;
+
+	if (!disk)
+		return ERR_PTR(-ENOMEM);
+	q = disk->queue;
+	blk_queue_logical_block_size(q, SMR_BLOCK_SIZE);
+	blk_queue_physical_block_size(q, SMR_BLOCK_SIZE);
+	blk_queue_io_min(q, SMR_BLOCK_SIZE);
+	blk_queue_max_hw_sectors(q, SMR_ZDEV_MAX_SECTORS);
+	blk_queue_max_segments(q, USHRT_MAX);
+	blk_queue_max_segment_size(q, UINT_MAX);
+	blk_queue_chunk_sectors(q, sc->zone_sectors);
+	disk_set_zoned(disk, BLK_ZONED_HM);
+	blk_queue_max_zone_append_sectors(q, append);
+	blk_queue_zone_write_granularity(q, SMR_BLOCK_SIZE);
+	disk_set_max_open_zones(disk, sc->eff_max_open);
+	disk_set_max_active_zones(disk, sc->eff_max_active);
+	blk_queue_write_cache(q, true, true);
+	return disk;
+#endif
+}
+
+static void smr_zdev_free(struct smr_zdev *zdev)
+{
+	smr_hm_ctx_exit(&zdev->zc);
+	if (zdev->id >= 0)
+		ida_free(&smr_zdev_ida, zdev->id);
+	kfree(zdev);
+}
+
+/* Does the table line @tsc describe the drive @zdev emulates? */
+static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_target *tsc)
+{
+	struct smr_target *sc = &zdev->zc;
+
+	return sc->dev_sectors == tsc->dev_sectors &&
+		sc->zone_sectors == tsc->zone_sectors &&
+		sc->zone_capacity == tsc->zone_capacity &&
+		sc->nr_conv == tsc->nr_conv &&
+		sc->eff_max_open == tsc->eff_max_open &&
+		sc->eff_max_active == tsc->eff_max_active;
+}
+
+static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
+{
+	struct smr_zdev *zdev;
+	struct smr_target *sc;
+	struct gendisk *disk;
+	int ret;
+
+	zdev = kzalloc(sizeof(*zdev), GFP_KERNEL);
+	if (!zdev) {
+		*error = "Cannot allocate the zoned device";
+		return ERR_PTR(-ENOMEM);
+	}
+	zdev->backing = tsc->bdev->bd_dev;
+	zdev->id = ida_alloc(&smr_zdev_ida, GFP_KERNEL);
+	if (zdev->id < 0) {
+		kfree(zdev);
+		*error = "Cannot allocate a zoned device number";
+		return ERR_PTR(-ENOMEM);
+	}
+
+	/* The engine's context: the table's geometry, its own state. */
+	sc = &zdev->zc;
+	sc->mode = SMR_MODE_HOST_MANAGED;
+	sc->bdev = tsc->bdev;
+	sc->dev_sectors = tsc->dev_sectors;
+	sc->zone_sectors = tsc->zone_sectors;
+	sc->zone_capacity = tsc->zone_capacity;
+	sc->zone_shift = tsc->zone_shift;
+	sc->nr_zones = tsc->nr_zones;
+	sc->nr_conv = tsc->nr_conv;
+	sc->max_open = tsc->max_open;
+	sc->max_active = tsc->max_active;
+	sc->eff_max_open = tsc->eff_max_open;
+	sc->eff_max_active = tsc->eff_max_active;
+	sc->format = tsc->format;
+	snprintf(sc->name, sizeof(sc->name), "smrhm%d", zdev->id);
+
+	ret = smr_hm_ctx_init(sc);
+	if (ret) {
+		*error = "Cannot allocate the zone state";
+		goto fail;
+	}
+	ret = smr_md_load_or_format(sc);
+	if (ret) {
+		*error = sc->error;
+		goto fail;
+	}
+	smr_hm_recount(sc);
+	/* Counters describe the device's use, not its formatting. */
+	memset(&sc->stats, 0, sizeof(sc->stats));
+
+	disk = smr_zdev_alloc_disk(sc);
+	if (IS_ERR(disk)) {
+		ret = PTR_ERR(disk);
+		*error = "Cannot allocate the zoned disk";
+		goto fail;
+	}
+	strscpy(disk->disk_name, sc->name, sizeof(disk->disk_name));
+	disk->fops = &smr_zdev_fops;
+	disk->private_data = zdev;
+	disk->flags |= GENHD_FL_NO_PART;
+	set_capacity(disk, sc->dev_sectors);
+#ifdef HAVE_REVALIDATE_ZONES_NOCB
+	ret = blk_revalidate_disk_zones(disk);
+	if (ret) {
+		*error = "Cannot validate the zones of the zoned disk";
+		goto fail_disk;
+	}
+#else
+	disk->nr_zones = sc->nr_zones;
+#endif
+	ret = add_disk(disk);
+	if (ret) {
+		*error = "Cannot add the zoned disk";
+		goto fail_disk;
+	}
+	zdev->disk = disk;
+	return zdev;
+
+fail_disk:
+	put_disk(disk);
+fail:
+	smr_zdev_free(zdev);
+	return ERR_PTR(ret);
+}
+
+/*
+ * The engine for table @tsc (parsed, geometry checked, backing open):
+ * the one already running over the same backing device, or a new one.
+ */
+struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
+{
+	struct smr_zdev *zdev;
+
+	mutex_lock(&smr_zdev_lock);
+	list_for_each_entry(zdev, &smr_zdevs, node) {
+		if (zdev->backing != tsc->bdev->bd_dev)
+			continue;
+		if (tsc->format) {
+			zdev = ERR_PTR(-EBUSY);
+			*error = "Cannot format: a live table uses this backing device";
+		} else if (!smr_zdev_matches(zdev, tsc)) {
+			zdev = ERR_PTR(-EBUSY);
+			*error = "A live table uses this backing device with another geometry or zone limits; remove it first";
+		} else {
+			zdev->tables++;
+		}
+		goto out;
+	}
+	zdev = smr_zdev_create(tsc, error);
+	if (!IS_ERR(zdev)) {
+		zdev->tables = 1;
+		list_add(&zdev->node, &smr_zdevs);
+	}
+out:
+	mutex_unlock(&smr_zdev_lock);
+	return zdev;
+}
+
+/*
+ * A table is done with @zdev (its destructor, after dm_put_device()).
+ * The last one removes the disk, waits for whatever I/O others had in
+ * flight on it, and makes the zone state durable.
+ */
+void smr_zdev_put(struct smr_zdev *zdev)
+{
+	struct smr_target *sc = &zdev->zc;
+
+	mutex_lock(&smr_zdev_lock);
+	if (--zdev->tables) {
+		mutex_unlock(&smr_zdev_lock);
+		return;
+	}
+	list_del(&zdev->node);
+	mutex_unlock(&smr_zdev_lock);
+
+	del_gendisk(zdev->disk);
+	wait_event(sc->inflight_wait, !atomic_read(&sc->inflight));
+	flush_workqueue(sc->wq);
+	smr_md_commit(sc);
+	put_disk(zdev->disk);
+	smr_zdev_free(zdev);
+}
