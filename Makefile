@@ -4,19 +4,26 @@
 #
 #   make                 build the modules against KDIR
 #   make install         modules_install + depmod (for KDIR's kernel)
-#   make check           set up, build, run the userspace and VM test suites
+#   make check           set up, build, run the userspace tests and the VM
+#                        suite on every kernel scripts/kernels.sh lists
+#                        (6.1 and 6.12 whole, the newest its smoke set)
+#   make check KVER=V    the VM suite on kernel V alone (SMOKE=1: smoke set)
 #   make demo            set up, build, boot the VM and run the demo
 #   make clean
 #
 # KDIR defaults to the running kernel's build tree; on a machine whose own
 # kernel is not the one under test (CI, this project's VMs), the newest
 # installed Debian -amd64 headers are used instead. KVER overrides both.
+# Before every build compat/probe.sh test-compiles compat/probes/ against
+# KDIR (compat/generated/config.h).
 
 ifneq ($(KERNELRELEASE),)
 # Invoked by kbuild: the Kbuild file lists the objects.
 include $(src)/Kbuild
 else
 
+# KVER given on the command line: make check runs that kernel alone.
+KVER_GIVEN := $(KVER)
 KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
 	else ls -d /lib/modules/*-amd64/build 2>/dev/null | sort -V | tail -n1 | \
 	cut -d/ -f4; fi)
@@ -27,9 +34,15 @@ PWD := $(shell pwd)
 
 all: modules
 
+# A kernel whose headers the host cannot use (the newest, gcc-14) is built
+# in the chroot scripts/setup-newest-kernel.sh keeps, through this Makefile.
 modules:
-	@test -d "$(KDIR)" || { echo "No kernel build tree at '$(KDIR)': install linux-headers or set KDIR=" >&2; exit 1; }
-	compat/probe.sh $(KDIR) compat/generated/config.h
+	@if [ ! -d "$(KDIR)" ] && scripts/setup-newest-kernel.sh --print 2>/dev/null | grep -qx 'KVER=$(KVER)'; then \
+		echo "building for $(KVER) in its chroot"; \
+		exec scripts/setup-newest-kernel.sh --build $(PWD) modules; \
+	fi; \
+	test -d "$(KDIR)" || { echo "No kernel build tree at '$(KDIR)': install linux-headers or set KDIR=" >&2; exit 1; }; \
+	compat/probe.sh $(KDIR) compat/generated/config.h && \
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 
 install: modules
@@ -44,10 +57,9 @@ deps:
 	scripts/setup-deps.sh
 
 check: deps
-	$(MAKE) modules KVER=$(KVER)
 	$(MAKE) -C userspace check
 	/usr/bin/python3 -m unittest discover -s tests/unit -v
-	tests/vm-run --kernel $(KVER)
+	scripts/check.sh $(if $(KVER_GIVEN),$(KVER_GIVEN) $(if $(SMOKE),smoke,full))
 
 demo: deps
 	$(MAKE) modules KVER=$(KVER)

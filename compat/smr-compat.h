@@ -42,7 +42,7 @@ static inline int smr_dm_io_call(struct dm_io_request *req, unsigned int n,
 			    unsigned long *error_bits)
 {
 #if defined(HAVE_DM_IO_UNSUP_BITS)
-	return dm_io(req, n, where, error_bits, IOPRIO_DEFAULT, NULL);
+	return dm_io(req, n, where, error_bits, NULL, IOPRIO_DEFAULT);
 #elif defined(HAVE_DM_IO_IOPRIO)
 	return dm_io(req, n, where, error_bits, IOPRIO_DEFAULT);
 #else

@@ -900,21 +900,18 @@ struct smr_dm_batch {
 	struct completion done;
 };
 
-static void smr_dm_batch_fail(struct smr_dm_batch *bt)
+/* One read of the batch (or the submitter's own reference) is done. */
+static void smr_dm_batch_put(struct smr_dm_batch *bt, bool failed)
 {
-	WRITE_ONCE(bt->error, -EIO);
+	if (failed)
+		WRITE_ONCE(bt->error, -EIO);
 	if (atomic_dec_and_test(&bt->pending))
 		complete(&bt->done);
 }
 
 static SMR_IO_NOTIFY(smr_dm_batch_end, error, context)
 {
-	struct smr_dm_batch *bt = context;
-
-	if (error)
-		WRITE_ONCE(bt->error, -EIO);
-	if (atomic_dec_and_test(&bt->pending))
-		complete(&bt->done);
+	smr_dm_batch_put(context, error);
 }
 
 static void smr_dm_batch_read(struct smr_target *sc, struct smr_dm_batch *bt,
@@ -936,7 +933,7 @@ static void smr_dm_batch_read(struct smr_target *sc, struct smr_dm_batch *bt,
 
 	atomic_inc(&bt->pending);
 	if (smr_dm_io_call(&req, 1, &region, NULL))
-		smr_dm_batch_fail(bt);
+		smr_dm_batch_put(bt, true);
 }
 
 /* Copy @band's chunk at @c, cached blocks merged in, to the spare band. */
@@ -981,7 +978,7 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 				  dm->buf + ((size_t)r->off << SMR_BLOCK_SHIFT));
 		*rd += (u64)r->len << 3;
 	}
-	smr_dm_batch_end(0, &bt);
+	smr_dm_batch_put(&bt, false);
 	wait_for_completion_io(&bt.done);
 	if (bt.error)
 		return bt.error;

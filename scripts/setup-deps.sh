@@ -11,7 +11,8 @@
 #   .venv/ (repo root): a venv with virtme-ng, which boots the test VM.
 #
 # Environment: VIRTME_NG_SPEC (pip requirement, default virtme-ng==1.42,
-# the version the harness is tested with), SMR_VENV (venv path).
+# the version the harness is tested with), SMR_VENV (venv path),
+# SMR_KERNELS (which kernel series to install, see below).
 
 set -euo pipefail
 
@@ -89,17 +90,47 @@ if [ ${#missing[@]} -gt 0 ]; then
 	rm -f "$log"
 fi
 
-# The kernel the VM boots must have its modules and headers installed.
-kver=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n 1)
-kver=${kver#/boot/vmlinuz-}
-if [ -z "$kver" ]; then
-	echo "setup-deps: no /boot/vmlinuz-*-amd64 after installing linux-image-amd64" >&2
-	exit 1
-fi
-if [ ! -d "/lib/modules/$kver/build" ]; then
-	echo "setup-deps: installing linux-headers-$kver"
-	$SUDO apt-get install -y -q --no-install-recommends "linux-headers-$kver" > /dev/null
-fi
+# The kernels the VM boots, each with its headers (the modules are built
+# against them). SMR_KERNELS lists the series, default all three:
+#   6.1     Debian 12's own kernel (linux-image-amd64);
+#   6.12    the newest 6.12 LTS kernel of bookworm-security, built with
+#           gcc-12 like 6.1 (linux-image-6.12.*+deb12-amd64);
+#   newest  Debian's newest kernel (trixie-backports), which needs gcc-14:
+#           set up in a chroot by scripts/setup-newest-kernel.sh.
+# Versions are looked up in the archive at run time, never written here.
+install_kernel() {	# VER: image and headers of one Debian kernel
+	local v=$1
+	[ -f "/boot/vmlinuz-$v" ] && [ -d "/lib/modules/$v/build" ] && return 0
+	echo "setup-deps: installing linux-image-$v and its headers"
+	$SUDO apt-get install -y -q --no-install-recommends \
+		"linux-image-$v" "linux-headers-$v" > /dev/null
+}
+
+for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
+	case $series in
+	6.1)
+		kver=$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
+		kver=${kver#/boot/vmlinuz-}
+		[ -n "$kver" ] || { echo "setup-deps: no 6.1 kernel after installing linux-image-amd64" >&2; exit 1; }
+		install_kernel "$kver"
+		;;
+	6.12)
+		[ -n "$(apt-cache search --names-only '^linux-image-6\.12\..*\+deb12-amd64$' 2>/dev/null)" ] ||
+			$SUDO apt-get update -q > /dev/null
+		kver=$(apt-cache search --names-only '^linux-image-6\.12\..*\+deb12-amd64$' |
+			sed -n 's/^linux-image-\([^ ]*\) .*/\1/p' | grep -v -- '-unsigned' | sort -V | tail -n 1)
+		[ -n "$kver" ] || { echo "setup-deps: bookworm-security has no 6.12 kernel" >&2; exit 1; }
+		install_kernel "$kver"
+		;;
+	newest)
+		"$ROOT/scripts/setup-newest-kernel.sh" > /dev/null
+		;;
+	*)
+		echo "setup-deps: unknown kernel series '$series' in SMR_KERNELS (6.1, 6.12, newest)" >&2
+		exit 1
+		;;
+	esac
+done
 
 # virtme-ng in the project's own venv (Debian's python, from python3-venv).
 py=/usr/bin/python3

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# SMOKE: 1
 # TIMEOUT: 240
 # The damage map and the data persist across remove/create, table reload
 # and module reload; lost metadata pages read as "all maybe damaged".

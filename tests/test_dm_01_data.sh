@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# SMOKE: 1
 # TIMEOUT: 360
 #
 # Drive-managed dm-smr keeps data: fio writes (4 KiB random and 1 MiB

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# SMOKE: 1
 # TIMEOUT: 900
 #
 # Host-managed dm-smr: zone semantics (docs/dm-smr.rst "Zone semantics").
@@ -218,24 +219,30 @@ assert_eq "status after reset-all: imp_open exp_open closed full" "0 0 0 0" \
 	"$(hm_stat "$A" imp_open exp_open closed full)"
 
 # ====================================================================
-# Device D: 4 zones, capacity = zone size: a write crossing a zone.
+# Device D: 4 zones, capacity = zone size: writes crossing a zone end.
+# A zoned disk splits such a write at the boundary (the block layer does
+# for blk-mq disks, dm and the engine do here on every kernel): each part
+# is checked against its own zone's write pointer.
 backd=$(new_backing 40) || bail "no backing device D"
 nd=t_${TID}_d
 D=/dev/mapper/$nd
 hm_create "$nd" $((4 * ZS)) "$backd" $ZS || bail "cannot create device D"
 hm_put dfill "$D" 0 $((ZS - 8)) "fill zone 0 up to 4 KiB below its end"
-err=$(hm_stat "$D" errors) wpe=$(hm_stat "$D" wp_errors)
-assert_write_fails "a write crossing into the next zone fails with EIO" "$D" $((ZS - 8)) 16 \
-	"$EIO" "oi $((ZS - 8))"
-err2=$(hm_stat "$D" errors)
-if [ "$err2" -gt "$err" ]; then ok "the target counted the crossing write in errors"
-else not_ok "the target counted the crossing write in errors" "$(hm_stats "$D")"; fi
-assert_eq "and in wp_errors (docs: across the zone end)" $((wpe + 1)) "$(hm_stat "$D" wp_errors)"
-assert_cw "the next zone is untouched" "$D" $ZS "em 0"
-hm_assert_zero "nothing was written past the old wp" "$D" $((ZS - 8)) 16
-hm_put dlast "$D" $((ZS - 8)) 8 "the last 4 KiB of the zone"
-assert_cw "zone 0 full" "$D" 0 "fu $ZS"
-hm_assert_read "its data reads back" "$D" $((ZS - 8)) "$dlast"
+wpe=$(hm_stat "$D" wp_errors)
+hm_put dcross "$D" $((ZS - 8)) 16 "a write crossing into the next (empty) zone succeeds"
+assert_cw "zone 0 is full" "$D" 0 "fu $ZS"
+assert_cw "zone 1 holds the second half" "$D" $ZS "oi 8"
+hm_assert_read "the crossing write reads back across the boundary" "$D" $((ZS - 8)) "$dcross"
+assert_eq "no write pointer error" "$wpe" "$(hm_stat "$D" wp_errors)"
+# Zone 2 is empty, zone 3 too: a crossing write whose second part is
+# not at zone 3's write pointer (zone 3 written first) fails there only.
+hm_put d3 "$D" $((3 * ZS)) 8 "write 4 KiB at the start of zone 3"
+hm_put d2 "$D" $((2 * ZS)) $((ZS - 8)) "fill zone 2 up to 4 KiB below its end"
+assert_write_fails "a crossing write whose second part misses the wp fails" \
+	"$D" $((3 * ZS - 8)) 16 "$EIO"
+assert_eq "zone 3 unchanged" "oi 8" "$(hm_cw "$D" $((3 * ZS)))"
+assert_eq "the target counted the second part in wp_errors" $((wpe + 1)) "$(hm_stat "$D" wp_errors)"
+hm_assert_read "zone 3's data is intact" "$D" $((3 * ZS)) "$d3"
 
 # ====================================================================
 # Device B: 8 zones, 1 conventional, max_open 2.

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# SMOKE: 1
 # TIMEOUT: 600
 #
 # Host-managed dm-smr under fio's zonemode=zbd: concurrent writers in

@@ -2,4 +2,4 @@
 #include <linux/dm-io.h>
 #include <linux/ioprio.h>
 int probe(struct dm_io_request *r, struct dm_io_region *g, unsigned long *e, unsigned long *u)
-{ return dm_io(r, 1, g, e, IOPRIO_DEFAULT, u); }
+{ return dm_io(r, 1, g, e, u, IOPRIO_DEFAULT); }

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# scripts/check.sh - build the modules for each kernel the suite runs on
+# and run the VM suite there (make check does this after the unit tests).
+#
+#   scripts/check.sh                 every kernel scripts/kernels.sh lists
+#   scripts/check.sh VER [smoke]     one kernel (the whole suite unless smoke)
+#
+# Results go to tests/results/<VER>/ (suite.tap, logs). A kernel whose
+# build or suite fails does not stop the others; the exit status and the
+# last line say how many tests passed and failed over all kernels.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -gt 0 ]; then
+	list="$1 ${2:-full}"
+else
+	list=$(scripts/kernels.sh)
+fi
+[ -n "$list" ] || { echo "check: no kernel to test: run scripts/setup-deps.sh" >&2; exit 1; }
+
+passed=0 failed=0 bad_kernels=()
+while read -r kver set; do
+	echo "=== kernel $kver: ${set} suite"
+	if ! make --no-print-directory modules KVER="$kver"; then
+		echo "check: cannot build the modules for $kver" >&2
+		bad_kernels+=("$kver(build)")
+		failed=$((failed + 1))
+		continue
+	fi
+	args=(--kernel "$kver" --results "tests/results/$kver")
+	[ "$set" = smoke ] && args+=(--smoke)
+	tests/vm-run "${args[@]}" || bad_kernels+=("$kver")
+	tap=tests/results/$kver/suite.tap
+	if [ -f "$tap" ]; then
+		passed=$((passed + $(grep -c '^ok ' "$tap")))
+		failed=$((failed + $(grep -c '^not ok ' "$tap")))
+	fi
+done <<< "$list"
+
+[ ${#bad_kernels[@]} = 0 ] || echo "check: failures on: ${bad_kernels[*]}"
+echo "vm suites: $passed passed, $failed failed"
+[ ${#bad_kernels[@]} = 0 ]

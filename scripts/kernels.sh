@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# scripts/kernels.sh - the kernels the suite runs on, one per line:
+#
+#   <version> full|smoke
+#
+# the newest installed 6.1 and 6.12 kernels (the whole suite) and the
+# newest kernel set up by scripts/setup-newest-kernel.sh (the smoke set:
+# tests marked "# SMOKE: 1"). Series missing here are left out; SMR_KERNELS
+# (as for setup-deps.sh) narrows the list.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
+	case $series in
+	6.1|6.12)
+		v=$(ls /boot/vmlinuz-"$series".*-amd64 2>/dev/null | sort -V | tail -n 1)
+		v=${v#/boot/vmlinuz-}
+		[ -n "$v" ] && [ -d "/lib/modules/$v/build" ] && echo "$v full"
+		;;
+	newest)
+		v=$(scripts/setup-newest-kernel.sh --print 2>/dev/null | sed -n 's/^KVER=//p')
+		[ -n "$v" ] && echo "$v smoke"
+		;;
+	esac
+done
+exit 0
