@@ -17,10 +17,8 @@
 # Before every build compat/probe.sh test-compiles compat/probes/ against
 # KDIR (compat/generated/config.h).
 
-ifneq ($(KERNELRELEASE),)
-# Invoked by kbuild: the Kbuild file lists the objects.
-include $(src)/Kbuild
-else
+# kbuild reads Kbuild, never this file, so this is for people (and DKMS,
+# which may pass KERNELRELEASE=) only.
 
 # KVER given on the command line: make check runs that kernel alone.
 KVER_GIVEN := $(KVER)
@@ -65,5 +63,3 @@ demo: deps
 	$(MAKE) modules KVER=$(KVER)
 	$(MAKE) -C userspace
 	scripts/demo.sh --kernel $(KVER)
-
-endif

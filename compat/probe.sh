@@ -35,9 +35,10 @@ for f in "$HERE"/probes/*.c; do
 done
 echo 'ccflags-y := -Werror -Wno-missing-prototypes -Wno-missing-declarations -Wno-unused-function' >> "$tmp/Kbuild"
 
-# -k: one failing snippet must not stop the others. Only the objects
+# -k: one failing snippet must not stop the others; the caller's make
+# flags (make -n, jobserver) must not reach this make. Only the objects
 # matter; modpost may complain about the probes and is ignored.
-make -C "$KDIR" M="$tmp" -k -j"$(nproc)" modules > "$tmp/log" 2>&1 || true
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$KDIR" M="$tmp" -k -j"$(nproc)" modules > "$tmp/log" 2>&1 || true
 
 for n in $REQUIRED; do
 	if [ ! -f "$tmp/$n.o" ]; then

@@ -181,9 +181,41 @@ static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_target *tsc)
 	return sc->dev_sectors == tsc->dev_sectors &&
 		sc->zone_sectors == tsc->zone_sectors &&
 		sc->zone_capacity == tsc->zone_capacity &&
-		sc->nr_conv == tsc->nr_conv &&
-		sc->eff_max_open == tsc->eff_max_open &&
-		sc->eff_max_active == tsc->eff_max_active;
+		sc->nr_conv == tsc->nr_conv;
+}
+
+/*
+ * A reloaded table may change the open and active limits (they are not
+ * on disk). They apply from the new table's load: the zone state machine
+ * at once, the zoned disk's queue limits now, so that dm stacks them when
+ * the new table goes live. Zones already open beyond a lowered limit stay
+ * open; no new zone opens until the count is under it.
+ */
+static int smr_zdev_set_limits(struct smr_zdev *zdev, struct smr_target *tsc)
+{
+	struct smr_target *sc = &zdev->zc;
+#ifdef HAVE_QL_MAX_OPEN_ZONES
+	struct request_queue *q = zdev->disk->queue;
+	struct queue_limits lim;
+	int ret;
+
+	lim = queue_limits_start_update(q);
+	lim.max_open_zones = tsc->eff_max_open;
+	lim.max_active_zones = tsc->eff_max_active;
+	ret = queue_limits_commit_update(q, &lim);
+	if (ret)
+		return ret;
+#else
+	disk_set_max_open_zones(zdev->disk, tsc->eff_max_open);
+	disk_set_max_active_zones(zdev->disk, tsc->eff_max_active);
+#endif
+	spin_lock_irq(&sc->lock);
+	sc->max_open = tsc->max_open;
+	sc->max_active = tsc->max_active;
+	sc->eff_max_open = tsc->eff_max_open;
+	sc->eff_max_active = tsc->eff_max_active;
+	spin_unlock_irq(&sc->lock);
+	return 0;
 }
 
 static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
@@ -289,7 +321,10 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 			*error = "Cannot format: a live table uses this backing device";
 		} else if (!smr_zdev_matches(zdev, tsc)) {
 			zdev = ERR_PTR(-EBUSY);
-			*error = "A live table uses this backing device with another geometry or zone limits; remove it first";
+			*error = "A live table uses this backing device with another geometry; remove it first";
+		} else if (smr_zdev_set_limits(zdev, tsc)) {
+			zdev = ERR_PTR(-EINVAL);
+			*error = "The zoned device refused the new open/active zone limits";
 		} else {
 			zdev->tables++;
 		}

@@ -201,11 +201,11 @@ if [ "${SMR_BIG_SIZE:-0}" -ge $(( 10241 << 30 )) ]; then
 		assert_eq "10 TiB: the last zone" "$(( (BNZ - 1) * BZ )) $BZ $BZ 0 em SEQ_WRITE_REQUIRED" \
 			"$(hm_report "/dev/mapper/$nbig" $(( (BNZ - 1) * BZ )) 1)"
 		mem=$(hm_stat "$nbig" mem_bytes)
-		# docs: 12 bytes a zone + 64 KiB of buffers, "about 560 KiB".
-		if [ "${mem:-0}" -ge $((520 << 10)) ] && [ "$mem" -le $((600 << 10)) ]; then
-			ok "10 TiB: mem_bytes about 560 KiB ($mem)"
+		# docs: 32 bytes a zone + 64 KiB of buffers, "about 1.3 MiB".
+		if [ "${mem:-0}" -ge $((1300 << 10)) ] && [ "$mem" -le $((1400 << 10)) ]; then
+			ok "10 TiB: mem_bytes about 1.3 MiB ($mem)"
 		else
-			not_ok "10 TiB: mem_bytes about 560 KiB" "got $mem"
+			not_ok "10 TiB: mem_bytes about 1.3 MiB" "got $mem"
 		fi
 		dm_remove "$nbig"
 	else
