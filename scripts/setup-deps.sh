@@ -40,6 +40,7 @@ PACKAGES=(
 	libdevmapper-dev
 	libnl-genl-3-dev
 	libzbd-dev
+	dkms
 	pkg-config
 	python3
 	python3-venv

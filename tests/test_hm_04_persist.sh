@@ -152,7 +152,7 @@ assert_eq "and the state is kept" "$want_back" "$(state)"
 hm_put z11 "$dev" $(zs 11) 8 "write 4 KiB to zone 11 (no flush)"
 assert_cw "zone 11 implicitly open" "$dev" $(zs 11) "oi 8"
 check "dmsetup reload + resume" reload
-assert_cw "after the reload zone 11 keeps its wp (closed)" "$dev" $(zs 11) "cl 8"
+assert_cw "after the reload zone 11 keeps its wp (still open)" "$dev" $(zs 11) "oi 8"
 hm_assert_read "after the reload zone 11 keeps its data" "$dev" $(zs 11) "$z11"
 hm_put z11b "$dev" $(( $(zs 11) + 8 )) 8 "and takes the next write at its wp"
 dm_remove "$name"

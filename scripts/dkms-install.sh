@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# scripts/dkms-install.sh - register the modules with DKMS, so that every
+# kernel a test box installs gets them built (dkms.conf: AUTOINSTALL).
+#
+#   scripts/dkms-install.sh [--build-only] [KVER...]
+#
+# Copies the module sources (and nothing else: no .git, no results, no
+# objects) to /usr/src/dm-smr-<version>, runs "dkms add", then "dkms
+# build" and, unless --build-only, "dkms install" for each KVER (default:
+# the running kernel). DKMS builds through the top-level Makefile, so the
+# compat probes run against each kernel's headers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+INSTALL=1
+if [ "${1:-}" = --build-only ]; then INSTALL=0; shift; fi
+[ $# -gt 0 ] || set -- "$(uname -r)"
+command -v dkms > /dev/null || { echo "dkms-install: install dkms first (apt-get install dkms)" >&2; exit 1; }
+
+name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' dkms.conf)
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+src=/usr/src/$name-$version
+
+# The sources DKMS needs, as a clean copy: re-registering replaces it.
+if dkms status -m "$name" -v "$version" 2>/dev/null | grep -q .; then
+	dkms remove -m "$name" -v "$version" --all > /dev/null
+fi
+rm -rf "$src"
+mkdir -p "$src"
+git ls-files -z -- Kbuild Makefile dkms.conf compat dm-smr dm-caveat 2>/dev/null |
+	xargs -0 cp --parents -t "$src" 2>/dev/null ||
+	cp -r --parents Kbuild Makefile dkms.conf compat dm-smr/*.[ch] dm-smr/Kbuild \
+		dm-smr/uapi dm-caveat/*.[ch] dm-caveat/Kbuild dm-caveat/uapi "$src"
+rm -rf "$src/compat/generated"
+dkms add -m "$name" -v "$version" > /dev/null
+
+for k in "$@"; do
+	echo "dkms-install: building $name $version for $k"
+	dkms build -m "$name" -v "$version" -k "$k"
+	[ $INSTALL = 0 ] || dkms install -m "$name" -v "$version" -k "$k"
+done
