@@ -18,10 +18,13 @@
  * does; acknowledged writes are therefore always the zone's durable
  * prefix, and a commit never records data that is not on the medium.
  *
- * Resets do not wait for writes in flight: they bump the zone's
- * generation, and a write of an older generation leaves the zone alone
- * when it completes. The reset itself is acknowledged only once no such
- * write is in flight, so no write issued after the reset completed can be
+ * Stale writes. A reset (or a write failure) does not wait for the writes
+ * in flight in its zone: it bumps the zone's generation, and a write of an
+ * older generation leaves the zone alone when it completes. Such a write
+ * may still land on the medium, over the space the zone hands out again,
+ * so while one is in flight the zone takes no new write (EIO), and a
+ * reset is acknowledged only once none is: a host that waits for its
+ * reset never sees the refusal, and no acknowledged write is ever
  * overwritten by a stale one.
  *
  * Reads at or past a zone's durable data end return zeros.
@@ -231,17 +234,36 @@ static blk_status_t smr_zone_finish(struct smr_target *sc, u32 zno)
 }
 
 /*
- * Drop a zone's data: writes still in flight in it become stale (they
- * complete without touching the zone). Caller holds sc->lock.
+ * Make the writes in flight in a zone stale: they complete without
+ * touching it; @orphan: and fail. Caller holds sc->lock.
  */
-static void smr_zone_forget(struct smr_target *sc, struct smr_zone *z)
+static void smr_zone_orphan(struct smr_target *sc, struct smr_zone *z,
+			    bool orphan)
 {
 	struct smr_hm_io *io;
 
-	list_for_each_entry(io, &z->fifo, node)
-		if (io->gen == z->gen)
-			sc->stale_inflight++;
+	list_for_each_entry(io, &z->fifo, node) {
+		if (io->gen != z->gen)
+			continue;
+		io->orphan = orphan;
+		sc->stale_inflight++;
+	}
 	z->gen++;
+}
+
+/* Is a write of an older generation still in flight in @z? */
+static bool smr_zone_has_stale(struct smr_zone *z)
+{
+	struct smr_hm_io *io = list_first_entry_or_null(&z->fifo,
+							struct smr_hm_io, node);
+
+	return io && io->gen != z->gen;
+}
+
+/* Drop a zone's data (reset, fault injection). Caller holds sc->lock. */
+static void smr_zone_forget(struct smr_target *sc, struct smr_zone *z)
+{
+	smr_zone_orphan(sc, z, false);
 	z->wp = z->dend = 0;
 	z->finished = 0;
 }
@@ -294,13 +316,21 @@ int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond)
 /* I/O.                                                                */
 /* ------------------------------------------------------------------ */
 
-/* End a host bio and drop it from the in-flight count. */
+/*
+ * End a host bio and drop it from the in-flight count. The last one wakes
+ * smr_zdev_put() under sc->lock, which that function takes after its wait,
+ * so the engine is not freed under a waker.
+ */
 static void smr_hm_end(struct smr_target *sc, struct bio *bio, blk_status_t sts)
 {
+	unsigned long flags;
+
 	bio->bi_status = sts;
 	bio_endio(bio);
+	spin_lock_irqsave(&sc->lock, flags);
 	if (atomic_dec_and_test(&sc->inflight))
 		wake_up(&sc->inflight_wait);
+	spin_unlock_irqrestore(&sc->lock, flags);
 }
 
 /* Hand a bio to the commit worker. */
@@ -362,19 +392,26 @@ static void smr_zone_retire(struct smr_target *sc, u32 zno,
 					      node)) && io->done) {
 		list_move_tail(&io->node, done);
 		if (io->gen != z->gen) {
-			/* Submitted before a reset: the zone is not its. */
+			/* Submitted before a reset or a failure: not the zone's. */
 			sc->stale_inflight--;
+			if (io->orphan) {
+				io->status = BLK_STS_IOERR;
+				sc->stats.errors++;
+			}
 			continue;
 		}
-		if (io->start != z->dend) {
-			/* Queued behind a write that failed. */
-			io->status = BLK_STS_IOERR;
-			sc->stats.errors++;
-			continue;
-		}
-		if (io->status) {
+		if (io->start != z->dend || io->status) {
+			/*
+			 * The write failed (the other case cannot happen: a
+			 * failure orphans what follows). The zone goes back
+			 * to where it started, and the writes behind it, in
+			 * flight, fail as on a drive.
+			 */
+			if (!io->status)
+				io->status = BLK_STS_IOERR;
 			if (!z->finished)
 				smr_rewind(sc, z, io->start);
+			smr_zone_orphan(sc, z, true);
 			sc->stats.errors++;
 			continue;
 		}
@@ -406,8 +443,11 @@ static void smr_hm_clone_endio(struct bio *clone)
 	io->done = true;
 	io->status = sts;
 	smr_zone_retire(sc, io->zone, &done);
-	kick = !sc->stale_inflight && !bio_list_empty(&sc->reset_wait);
+	kick = !bio_list_empty(&sc->reset_wait);
 	spin_unlock_irqrestore(&sc->lock, flags);
+	/* Before any bio ends: the engine lives while one is in flight. */
+	if (kick)
+		queue_work(sc->wq, &sc->commit_work);
 
 	list_for_each_entry_safe(pos, next, &done, node) {
 		struct bio *bio = pos->orig;
@@ -424,8 +464,6 @@ static void smr_hm_clone_endio(struct bio *clone)
 		bio_put(&pos->clone);
 		smr_hm_end(sc, bio, sts);
 	}
-	if (kick)
-		queue_work(sc->wq, &sc->commit_work);
 }
 
 /* Send a clone to @bsector of the backing device. */
@@ -450,6 +488,7 @@ static struct smr_hm_io *smr_hm_clone(struct smr_target *sc, struct bio *bio,
 	io->zero_from = 0;
 	io->done = false;
 	io->fua = false;
+	io->orphan = false;
 	io->status = BLK_STS_OK;
 	return io;
 }
@@ -471,6 +510,11 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	sts = smr_zone_usable(z);
 	if (sts)
 		goto fail;
+	if (smr_zone_has_stale(z)) {
+		/* A write from before a reset or failure may still land. */
+		sts = BLK_STS_IOERR;
+		goto fail;
+	}
 	if (append)
 		off = z->wp;
 	if (z->cond == BLK_ZONE_COND_FULL || off != z->wp ||
@@ -588,8 +632,11 @@ static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
 		return;
 	}
 	io = smr_hm_clone(sc, bio, SMR_IO_READ);
-	if (off + nr > limit)
+	if (off + nr > limit) {
+		/* Read the data, zero the rest: nothing past it on the backing. */
 		io->zero_from = (limit - off) << SECTOR_SHIFT;
+		io->clone.bi_iter.bi_size = io->zero_from;
+	}
 	smr_hm_issue(io, smr_backing_sector(sc, zno, off));
 }
 
@@ -604,8 +651,12 @@ void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 	struct smr_hm_io *io;
 	u32 zno, off;
 
-	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
-		/* The commit worker flushes, then submits the data (if any). */
+	if (unlikely(bio->bi_opf & REQ_PREFLUSH ||
+		     (!nr && bio_op(bio) == REQ_OP_WRITE))) {
+		/*
+		 * The commit worker flushes, then submits the data (if any).
+		 * An empty write (an empty FUA one) is a flush too.
+		 */
 		smr_defer(sc, nr ? &sc->preflush_bios : &sc->flush_bios, bio);
 		return;
 	}
@@ -677,6 +728,21 @@ static void smr_hm_reset_all(struct smr_target *sc)
 	}
 }
 
+static bool op_is_zone_reset(struct bio *bio)
+{
+	return bio_op(bio) == REQ_OP_ZONE_RESET ||
+		bio_op(bio) == REQ_OP_ZONE_RESET_ALL;
+}
+
+/* Is a write that reset @bio overtook still in flight? Holds sc->lock. */
+static bool smr_reset_overtakes(struct smr_target *sc, struct bio *bio)
+{
+	if (bio_op(bio) == REQ_OP_ZONE_RESET_ALL)
+		return sc->stale_inflight;
+	return smr_zone_has_stale(&sc->zones[smr_zone_of(sc,
+						bio->bi_iter.bi_sector)]);
+}
+
 /*
  * Complete what waits for a commit: flushes, FUA writes, resets and
  * finishes; submit writes that carried a preflush; acknowledge resets
@@ -686,7 +752,8 @@ void smr_hm_commit_work(struct work_struct *work)
 {
 	struct smr_target *sc = container_of(work, struct smr_target,
 					     commit_work);
-	struct bio_list flushes, commits, preflush, reset_all, ready;
+	struct bio_list flushes, commits, preflush, reset_all, ready, released;
+	struct bio_list waiting;
 	blk_status_t sts = BLK_STS_OK;
 	struct bio *bio;
 
@@ -721,23 +788,28 @@ void smr_hm_commit_work(struct work_struct *work)
 	}
 	bio_list_merge(&commits, &reset_all);
 	bio_list_init(&ready);
+	bio_list_init(&released);
 	spin_lock_irq(&sc->lock);
 	while ((bio = bio_list_pop(&commits))) {
-		bool reset = bio_op(bio) == REQ_OP_ZONE_RESET ||
-			bio_op(bio) == REQ_OP_ZONE_RESET_ALL;
-
-		if (!sts && reset && sc->stale_inflight)
+		if (!sts && op_is_zone_reset(bio))
 			bio_list_add(&sc->reset_wait, bio);
 		else
 			bio_list_add(&ready, bio);
 	}
-	if (!sc->stale_inflight) {
-		bio_list_merge(&ready, &sc->reset_wait);
-		bio_list_init(&sc->reset_wait);
+	/* Committed resets, released once no write they overtook is in flight. */
+	waiting = sc->reset_wait;
+	bio_list_init(&sc->reset_wait);
+	while ((bio = bio_list_pop(&waiting))) {
+		if (smr_reset_overtakes(sc, bio))
+			bio_list_add(&sc->reset_wait, bio);
+		else
+			bio_list_add(&released, bio);
 	}
 	spin_unlock_irq(&sc->lock);
 	while ((bio = bio_list_pop(&ready)))
 		smr_hm_end(sc, bio, sts);
+	while ((bio = bio_list_pop(&released)))
+		smr_hm_end(sc, bio, BLK_STS_OK);
 }
 
 /*

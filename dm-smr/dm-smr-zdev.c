@@ -104,14 +104,31 @@ static int smr_zdev_report_zones(struct gendisk *disk, sector_t sector,
 	return i;
 }
 
+static void smr_zdev_free(struct smr_zdev *zdev);
+
+/*
+ * The last reference to the disk is gone (an opener of /dev/smrhmN may
+ * hold one past smr_zdev_put()): only now may the zone state go.
+ */
+static void smr_zdev_free_disk(struct gendisk *disk)
+{
+	smr_zdev_free(disk->private_data);
+}
+
 static const struct block_device_operations smr_zdev_fops = {
 	.owner = THIS_MODULE,
 	.submit_bio = smr_zdev_submit_bio,
 	.report_zones = smr_zdev_report_zones,
+	.free_disk = smr_zdev_free_disk,
 };
 
-/* Largest bio the engine takes in one piece (it splits the rest). */
-#define SMR_ZDEV_MAX_SECTORS	(SZ_4M >> SECTOR_SHIFT)
+/*
+ * Largest bio the engine takes in one piece (it splits the rest), and so
+ * the largest zone append: at most the block layer's default max_sectors
+ * (1280 KiB), which 6.1 applies to appends too (bio_split_rw() must never
+ * have to split one).
+ */
+#define SMR_ZDEV_MAX_SECTORS	(SZ_1M >> SECTOR_SHIFT)
 
 static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
 {
@@ -181,41 +198,9 @@ static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_target *tsc)
 	return sc->dev_sectors == tsc->dev_sectors &&
 		sc->zone_sectors == tsc->zone_sectors &&
 		sc->zone_capacity == tsc->zone_capacity &&
-		sc->nr_conv == tsc->nr_conv;
-}
-
-/*
- * A reloaded table may change the open and active limits (they are not
- * on disk). They apply from the new table's load: the zone state machine
- * at once, the zoned disk's queue limits now, so that dm stacks them when
- * the new table goes live. Zones already open beyond a lowered limit stay
- * open; no new zone opens until the count is under it.
- */
-static int smr_zdev_set_limits(struct smr_zdev *zdev, struct smr_target *tsc)
-{
-	struct smr_target *sc = &zdev->zc;
-#ifdef HAVE_QL_MAX_OPEN_ZONES
-	struct request_queue *q = zdev->disk->queue;
-	struct queue_limits lim;
-	int ret;
-
-	lim = queue_limits_start_update(q);
-	lim.max_open_zones = tsc->eff_max_open;
-	lim.max_active_zones = tsc->eff_max_active;
-	ret = queue_limits_commit_update(q, &lim);
-	if (ret)
-		return ret;
-#else
-	disk_set_max_open_zones(zdev->disk, tsc->eff_max_open);
-	disk_set_max_active_zones(zdev->disk, tsc->eff_max_active);
-#endif
-	spin_lock_irq(&sc->lock);
-	sc->max_open = tsc->max_open;
-	sc->max_active = tsc->max_active;
-	sc->eff_max_open = tsc->eff_max_open;
-	sc->eff_max_active = tsc->eff_max_active;
-	spin_unlock_irq(&sc->lock);
-	return 0;
+		sc->nr_conv == tsc->nr_conv &&
+		sc->eff_max_open == tsc->eff_max_open &&
+		sc->eff_max_active == tsc->eff_max_active;
 }
 
 static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
@@ -298,6 +283,7 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 	return zdev;
 
 fail_disk:
+	/* Never added: the disk's release does not call free_disk. */
 	put_disk(disk);
 fail:
 	smr_zdev_free(zdev);
@@ -320,11 +306,15 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 			zdev = ERR_PTR(-EBUSY);
 			*error = "Cannot format: a live table uses this backing device";
 		} else if (!smr_zdev_matches(zdev, tsc)) {
+			/*
+			 * The dm core stacks the zoned device's limits when a
+			 * table goes live, after this; changing them now would
+			 * bind the live table to limits it does not show, and
+			 * nothing could undo them if the new table never
+			 * goes live. Remove and create the device instead.
+			 */
 			zdev = ERR_PTR(-EBUSY);
-			*error = "A live table uses this backing device with another geometry; remove it first";
-		} else if (smr_zdev_set_limits(zdev, tsc)) {
-			zdev = ERR_PTR(-EINVAL);
-			*error = "The zoned device refused the new open/active zone limits";
+			*error = "A live table uses this backing device with another geometry or other zone limits; remove the device, then create it with the new table";
 		} else {
 			zdev->tables++;
 		}
@@ -343,7 +333,10 @@ out:
 /*
  * A table is done with @zdev (its destructor, after dm_put_device()).
  * The last one removes the disk, waits for whatever I/O others had in
- * flight on it, and makes the zone state durable.
+ * flight on it, and makes the zone state durable. All of it under
+ * smr_zdev_lock: a constructor for the same backing device must not load
+ * the zone table from disk before this final commit. The zone state
+ * itself goes with the disk's last reference (smr_zdev_free_disk).
  */
 void smr_zdev_put(struct smr_zdev *zdev)
 {
@@ -355,12 +348,14 @@ void smr_zdev_put(struct smr_zdev *zdev)
 		return;
 	}
 	list_del(&zdev->node);
-	mutex_unlock(&smr_zdev_lock);
 
 	del_gendisk(zdev->disk);
 	wait_event(sc->inflight_wait, !atomic_read(&sc->inflight));
+	/* The last smr_hm_end() woke us under the lock: let it finish. */
+	spin_lock_irq(&sc->lock);
+	spin_unlock_irq(&sc->lock);
 	flush_workqueue(sc->wq);
 	smr_md_commit(sc);
+	mutex_unlock(&smr_zdev_lock);
 	put_disk(zdev->disk);
-	smr_zdev_free(zdev);
 }

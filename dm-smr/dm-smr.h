@@ -257,6 +257,7 @@ struct smr_hm_io {
 	u8 kind;		/* enum smr_hm_io_kind */
 	bool done;
 	bool fua;
+	bool orphan;		/* behind a write that failed: fails too */
 	blk_status_t status;
 	struct bio clone;	/* must be last */
 };

@@ -140,12 +140,18 @@ check "dmsetup suspend + resume" eval "dmsetup suspend $name && dmsetup resume $
 sum0=$(data)
 check_all "after suspend/resume"
 
-# A table reload with other limits keeps the state and applies them.
+# A table reload with other limits is refused (the live table shares the
+# zoned device and shows its limits); remove + create applies them and
+# keeps the state.
 t=$(dmsetup table "$name")
-check "reload with max_open 2" dmsetup reload "$name" --table "${t/max_open 4/max_open 2}"
-check "resume" dmsetup resume "$name"
+check_fail "reload with max_open 2 is refused" dmsetup reload "$name" --table "${t/max_open 4/max_open 2}"
+assert_eq "the open limit is unchanged" 4 "$(hm_sysfs "$dev" max_open_zones)"
+check "dmsetup remove" dm_remove "$name"
+check "create with max_open 2" hm_create "$name" $LEN "$back" $ZS "${OPTS[@]:0:4}" max_open 2
 assert_eq "the new open limit is published" 2 "$(hm_sysfs "$dev" max_open_zones)"
 assert_eq "and the state is kept" "$want_back" "$(state)"
+check "dmsetup remove" dm_remove "$name"
+check "create with the old table again" hm_create "$name" $LEN "$back" $ZS "${OPTS[@]}"
 
 # Writes that were acknowledged but not flushed yet: a table reload is
 # not a crash, it must not lose them.
