@@ -28,6 +28,19 @@ while read -r kver set; do
 		failed=$((failed + 1))
 		continue
 	fi
+	# The probe results must be the ones known for this series.
+	series=$(echo "$kver" | cut -d. -f1-2)
+	golden=compat/golden/$series.txt
+	got=$(grep '^#define HAVE_' compat/generated/config.h | awk '{ print $2 }' | sort)
+	if [ ! -f "$golden" ]; then
+		echo "check: no $golden: probe results for $kver are:" $got
+	elif [ "$got" != "$(sort "$golden")" ]; then
+		echo "check: probe results for $kver differ from $golden:" >&2
+		diff <(sort "$golden") <(echo "$got") >&2
+		bad_kernels+=("$kver(probes)")
+		failed=$((failed + 1))
+		continue
+	fi
 	args=(--kernel "$kver" --results "tests/results/$kver")
 	[ "$set" = smoke ] && args+=(--smoke)
 	tests/vm-run "${args[@]}" || bad_kernels+=("$kver")
