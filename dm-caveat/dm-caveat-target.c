@@ -50,6 +50,7 @@
 #include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/ctype.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/vmalloc.h>
@@ -168,6 +169,7 @@ struct cv_target {
 	unsigned long *dirty;	/* per page: needs a commit */
 	struct page *md_page[CV_MD_BATCH];
 	struct mutex commit_lock;
+	bool loaded;		/* the damage map is this table's (first resume) */
 
 	/* State, protected by lock (taken from bio completion too). */
 	spinlock_t lock;
@@ -757,6 +759,7 @@ static int cv_md_load_or_format(struct cv_target *sc)
 		ret = cv_format(sc);
 		if (ret)
 			ti->error = "Cannot format the backing device";
+		sc->loaded = !ret;
 		return ret;
 	}
 	crc = le32_to_cpu(sb->crc);
@@ -786,10 +789,8 @@ static int cv_md_load_or_format(struct cv_target *sc)
 		return -EINVAL;
 	}
 	sc->format_id = le64_to_cpu(sb->format_id);
-	ret = cv_load_bitmap(sc);
-	if (ret)
-		ti->error = "Cannot load the damage bitmap";
-	return ret;
+	/* The bitmap is loaded when the table goes live: cv_preresume(). */
+	return 0;
 }
 
 /* ---------------------------------------------------------------- I/O --- */
@@ -1418,14 +1419,45 @@ bad:
 	return ret;
 }
 
+/*
+ * No commit here: a table that was live committed in postsuspend (dm
+ * suspends a live table before destroying it), a successor table may own
+ * the damage map by now, and one that never went live has nothing of its
+ * own to write.
+ */
 static void cv_dtr(struct dm_target *ti)
 {
 	struct cv_target *sc = ti->private;
 
 	cv_nl_unregister(&sc->nl);
 	flush_workqueue(sc->wq);
-	cv_commit(sc);
 	cv_free(sc);
+}
+
+/*
+ * Load the damage map when the table first goes live. Not in the
+ * constructor: when a table is loaded over a live one, the live table
+ * keeps writing, and commits, until it is suspended; only then, just
+ * before this, is the map on disk the last word. The device is suspended
+ * here, so the allocations must not recurse into I/O.
+ */
+static int cv_preresume(struct dm_target *ti)
+{
+	struct cv_target *sc = ti->private;
+	unsigned int noio;
+	int ret;
+
+	if (sc->loaded)
+		return 0;
+	noio = memalloc_noio_save();
+	ret = cv_load_bitmap(sc);
+	memalloc_noio_restore(noio);
+	if (ret) {
+		DMERR("%s: cannot load the damage bitmap: %d", cv_name(sc), ret);
+		return ret;
+	}
+	sc->loaded = true;
+	return 0;
 }
 
 static void cv_postsuspend(struct dm_target *ti)
@@ -1687,6 +1719,7 @@ static struct target_type cv_target_type = {
 	.dtr = cv_dtr,
 	.map = cv_map,
 	.end_io = cv_end_io,
+	.preresume = cv_preresume,
 	.postsuspend = cv_postsuspend,
 	.status = cv_status,
 	.message = cv_message,

@@ -4,8 +4,8 @@
 #
 # btrfs zoned on a host-managed dm-smr device, end to end: mkfs.btrfs -O
 # zoned, mount, fio with crc32c verify on files (the O_DIRECT job goes
-# through btrfs's zone append path, which the dm core emulates for the
-# target with writes at the write pointer), umount, btrfs check; then the
+# through btrfs's zone append path, which the zoned device under the
+# target serves natively at the write pointer), umount, btrfs check; then the
 # device is removed and re-created from its own "dmsetup table" line (no
 # format), must come back with every write pointer where it was, and
 # btrfs must mount it again (it checks its block groups' allocation

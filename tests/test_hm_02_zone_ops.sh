@@ -9,7 +9,7 @@
 # rewrites in conventional zones; open/close/finish/reset transitions,
 # idempotent and illegal ones; the open and active zone limits; fault
 # injection with zone_cond and the zone_info message; zone append (issued
-# by zoned btrfs, through the dm core's emulation).
+# by zoned btrfs; the zoned device appends natively).
 
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/hm.sh"
@@ -197,8 +197,8 @@ assert_eq "zone_cond empty on the read-only zone accepted" "0" "$rc${out:+ $out}
 assert_eq "read-only zone empty again; status readonly 0" "em 0 0" \
 	"$(hm_cw "$A" $(zs 13)) $(hm_stat "$A" readonly)"
 
-# The dm core caches write pointers: a write at the old wp of a zone
-# emptied behind its back reaches the target, which must refuse it.
+# A write at the old wp of a zone emptied behind the host's back (fault
+# injection) reaches the zoned device, which must refuse it.
 Z=$(zs 15)
 hm_put s1 "$A" $Z 2048
 hm_msg "$A" zone_cond $Z empty > /dev/null
@@ -303,8 +303,8 @@ assert_eq "C status: imp_open exp_open closed full" "1 1 0 1" \
 # io_uring engine has none for them), and zonefs on this 6.1 kernel fails
 # every append even on a native null_blk (its written-sector check). btrfs
 # in zoned mode writes all file data with REQ_OP_ZONE_APPEND and records
-# the sector each append returns as the extent's location: if the dm
-# core's emulation over dm-smr returned a wrong sector, the data read
+# the sector each append returns as the extent's location: if the zoned
+# device (through dm) returned a wrong sector, the data read
 # back after a remount would be wrong (or fail its checksum).
 if ! command -v mkfs.btrfs > /dev/null; then
 	skip "zone append through btrfs" "mkfs.btrfs is not installed"

@@ -4,8 +4,8 @@
 # TIMEOUT: 600
 #
 # Host-managed dm-smr under fio's zonemode=zbd: concurrent writers in
-# several zones at once, queue depth > 1 (the dm core's zone write lock
-# orders them), the device's open limit read from sysfs by fio and
+# several zones at once, queue depth > 1 (several writes in flight in a
+# zone, completed in write pointer order by the zoned device), the device's open limit read from sysfs by fio and
 # enforced by the target (implicit closes), zone resets by fio, and
 # crc32c verification of everything written, before and after the device
 # is re-created.
