@@ -33,10 +33,11 @@
 # part of it that dm-smr uses for zone data (dm-smr keeps its metadata in
 # the first MiB), so both read and write the very same sectors. fio,
 # direct=1, libaio, time_based:
-#   seq write 1 MiB, queue depth 1 and 4 (smr: zonemode=zbd; the dm core
-#                    lets one write per zone be in flight, so depth 4
-#                    shows what that serialisation costs), and 4 writers
-#                    at depth 1, each on its own quarter of the device
+#   seq write 1 MiB, queue depth 1 and 4 (smr: zonemode=zbd; depth 4
+#                    keeps 4 writes in flight in one zone: the zoned
+#                    device allows it, 6.1's dm core zone lock did not),
+#                    and 4 writers at depth 1, each on its own quarter
+#                    of the device
 #                    (4 zones written at once: depth 4 the zoned way)
 #   seq read 1 MiB, queue depth 4
 #   random read 4 KiB, queue depth 16
