@@ -6,11 +6,14 @@
 #   scripts/check.sh                 every kernel scripts/kernels.sh lists
 #   scripts/check.sh VER [smoke]     one kernel (the whole suite unless smoke)
 #
+# Tests marked "# SLOW: 1" (fio's own zoned conformance script, minutes
+# long) run on the last kernel of the whole suite only.
+#
 # Results go to tests/results/<VER>/ (suite.tap, logs). A kernel whose
 # build or suite fails does not stop the others; the exit status and the
 # last line say how many tests passed and failed over all kernels.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 if [ $# -gt 0 ]; then
 	list="$1 ${2:-full}"
@@ -19,6 +22,7 @@ else
 fi
 [ -n "$list" ] || { echo "check: no kernel to test: run scripts/setup-deps.sh" >&2; exit 1; }
 
+slow_kernel=$(awk '$2 == "full" { k = $1 } END { print k }' <<< "$list")
 passed=0 failed=0 bad_kernels=()
 while read -r kver set; do
 	echo "=== kernel $kver: ${set} suite"
@@ -43,6 +47,7 @@ while read -r kver set; do
 	fi
 	args=(--kernel "$kver" --results "tests/results/$kver")
 	[ "$set" = smoke ] && args+=(--smoke)
+	[ "$kver" = "$slow_kernel" ] || args+=(--no-slow)
 	tests/vm-run "${args[@]}" || bad_kernels+=("$kver")
 	tap=tests/results/$kver/suite.tap
 	if [ -f "$tap" ]; then

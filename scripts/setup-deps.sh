@@ -17,6 +17,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ME=setup-deps
+# shellcheck source=scripts/lib.sh
+. "$ROOT/scripts/lib.sh"
 VENV=${SMR_VENV:-$ROOT/.venv}
 VIRTME_NG_SPEC=${VIRTME_NG_SPEC:-virtme-ng==1.42}
 export DEBIAN_FRONTEND=noninteractive
@@ -56,10 +59,6 @@ if [ "$(id -u)" != 0 ]; then
 	command -v sudo >/dev/null || { echo "setup-deps: run as root (or install sudo)" >&2; exit 1; }
 	SUDO=sudo
 fi
-
-installed() {
-	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
-}
 
 missing=()
 for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
@@ -132,6 +131,9 @@ for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
 		;;
 	esac
 done
+
+# fio's source tree, for its zoned conformance script (test_fio_02).
+"$ROOT/scripts/setup-fio-source.sh"
 
 # virtme-ng in the project's own venv (Debian's python, from python3-venv).
 py=/usr/bin/python3

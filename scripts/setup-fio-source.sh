@@ -37,6 +37,8 @@
 set -euo pipefail
 
 ME=setup-fio-source
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 DEST=${1:-${SMR_FIO_SRC:-/var/lib/dm-smr/fio-src}}
 MIRROR=${SMR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITE=${SMR_FIO_SUITE:-bookworm}
@@ -46,34 +48,15 @@ BUILD_DEPS=(dpkg-dev build-essential libaio-dev zlib1g-dev)
 STAMP_NAME=.dm-smr-fio-src
 export DEBIAN_FRONTEND=noninteractive
 
-die() {
-	echo "$ME: $*" >&2
-	exit 1
-}
-
-# Run "$@" with its output in a log, shown only if it fails.
-quietly() {
-	local log
-
-	log=$(mktemp "/tmp/$ME.XXXXXX.log")
-	if ! "$@" > "$log" 2>&1; then
-		tail -n 40 "$log" >&2
-		die "failed: $* (log: $log)"
-	fi
-	rm -f "$log"
-}
-
-installed() {
-	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
-}
-
 [ "$(id -u)" = 0 ] || die "run as root (apt-get install of the build dependencies)"
 case $DEST in
 /*) ;;
 *) DEST=$PWD/$DEST ;;
 esac
 DEST=${DEST%/}
-[ -n "$DEST" ] && [ "$(readlink -f "$DEST")" != / ] || die "DIR must not be /"
+if [ -z "$DEST" ] || [ "$(readlink -f "$DEST")" = / ]; then
+	die "DIR must not be /"
+fi
 
 VERSION=${SMR_FIO_VERSION:-}
 if [ -z "$VERSION" ] && installed fio; then
@@ -133,8 +116,9 @@ echo "$ME: downloading the source of fio${VERSION:+ $VERSION} ($SUITE)"
 quietly apt-get "${APT_OPTS[@]}" update
 (cd "$TMP/dl" && quietly apt-get "${APT_OPTS[@]}" source --download-only \
 	"fio${VERSION:+=$VERSION}")
-dsc=$(ls "$TMP"/dl/fio_*.dsc 2>/dev/null | head -n 1)
-[ -n "$dsc" ] || die "apt-get source left no fio_*.dsc in $TMP/dl"
+dscs=("$TMP"/dl/fio_*.dsc)
+dsc=${dscs[0]}
+[ -f "$dsc" ] || die "apt-get source left no fio_*.dsc in $TMP/dl"
 
 echo "$ME: unpacking $(basename "$dsc") into $DEST"
 mkdir -p "$(dirname "$DEST")"

@@ -39,15 +39,12 @@
 set -euo pipefail
 
 ME=setup-newest-kernel
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 ROOT=${SMR_TRIXIE_ROOT:-/var/lib/dm-smr/trixie}
 MIRROR=${SMR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CHROOT_PACKAGES=make,gcc-14,libc6-dev,bc,libelf-dev,libssl-dev,kmod
 export DEBIAN_FRONTEND=noninteractive
-
-die() {
-	echo "$ME: $*" >&2
-	exit 1
-}
 
 usage() {
 	sed -n 's/^# \{0,1\}//; /^usage:/,/^$/p' "$0" >&2
@@ -73,18 +70,6 @@ if [ -z "${SMR_IN_OWN_MOUNT_NS:-}" ]; then
 	SMR_IN_OWN_MOUNT_NS=1 exec unshare --mount --propagation private -- \
 		"$BASH" "$0" "$@"
 fi
-
-# Run "$@" with its output in a log, shown only if it fails.
-quietly() {
-	local log
-
-	log=$(mktemp "/tmp/$ME.XXXXXX.log")
-	if ! "$@" > "$log" 2>&1; then
-		tail -n 40 "$log" >&2
-		die "failed: $* (log: $log)"
-	fi
-	rm -f "$log"
-}
 
 in_chroot() {
 	chroot "$ROOT" "$@"

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# scripts/lib.sh - helpers shared by the set-up scripts. Source it after
+# setting ME (the name messages start with).
+
+# die MESSAGE...: print "ME: MESSAGE" to stderr and exit 1.
+die() {
+	echo "$ME: $*" >&2
+	exit 1
+}
+
+# quietly CMD...: run CMD with its output in a log, shown only if it fails.
+quietly() {
+	local log
+
+	log=$(mktemp "/tmp/$ME.XXXXXX.log")
+	if ! "$@" > "$log" 2>&1; then
+		tail -n 40 "$log" >&2
+		die "failed: $* (log: $log)"
+	fi
+	rm -f "$log"
+}
+
+# installed PACKAGE: is the Debian package installed?
+installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
+}
