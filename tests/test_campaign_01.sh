@@ -55,9 +55,11 @@ INI
 
 [ -x "$SMR_ROOT/userspace/smrctl" ] || { sed -i 's/via = smrctl/via = dmsetup/' "$M"; diag "smrctl not built: both devices via dmsetup"; }
 
-"$SMR_ROOT/fio-jobs/campaign" -o "$OUT" --progress 5 "$M" > "$T_WORK/campaign.log" 2>&1
+# The runner's output goes to the kept state directory as it comes, so
+# that a run killed by the timeout still shows where it was.
+"$SMR_ROOT/fio-jobs/campaign" -o "$OUT" --progress 5 "$M" > "$SMR_STATE/campaign.log" 2>&1
 rc=$?
-diag "$(cat "$T_WORK/campaign.log")"
+diag "$(cat "$SMR_STATE/campaign.log")"
 assert_eq "campaign exit status" 0 "$rc"
 
 S=$OUT/summary.json
