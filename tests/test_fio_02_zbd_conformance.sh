@@ -16,14 +16,14 @@
 # and 4 need 130), max_open 16. test-zbd-support runs 5.5-6.5 minutes
 # under TCG: eight of its cases are time-based (30 s each).
 #
-# Case 54 as fio 3.33 ships it fails on any zoned device that checks
-# write pointers (randrw, verify_backlog, --experimental_verify=1): in
-# experimental verify fio turns a write io_u into a verify read after the
-# engine prepared it as a write, so libaio submits a write at an offset the
-# zone's write pointer has passed, and the device refuses it (EIO; here a
-# zone_error event names it). Later fio versions drop that option from
-# case 54 and refuse experimental_verify with zonemode=zbd; the copy run
-# here drops it the same way, so case 54 tests what it is meant to.
+# Case 54 (randrw with verify_backlog) is not run: fio 3.33 fails it on
+# any zoned device that checks write pointers. As shipped, with
+# --experimental_verify=1, fio turns a write io_u into a verify read after
+# the engine prepared it as a write, so libaio submits a write behind the
+# write pointer and the device refuses it (here a zone_error event names
+# it); without that option fio asserts in zbd_replay_write_order()
+# (zbd.c:1508) and double-frees, with the target having refused nothing.
+# Later fio versions rework the case. It is reported as a skip.
 #
 # test-zbd-support logs to files beside itself and runs the fio two
 # directories up ($(dirname $0)/../../fio); the guest sees the host's
@@ -78,13 +78,6 @@ n=$(grep -cxF -- "$sched_line" "$script")
 [ "$n" = 1 ] || bail "test-zbd-support: set_io_scheduler is not as expected ($n matches)"
 awk -v l="$sched_line" -v s="$sched_skip" '$0 == l { print s } { print }' \
 	"$script" > "$script.new" && mv "$script.new" "$script" && chmod +x "$script"
-# Case 54 without --experimental_verify=1, as in later fio (see above).
-n=$(awk '/^test54\(\)/ { t = 1 } t && /^}/ { t = 0 } t && /--experimental_verify=1/ { n++ } END { print n + 0 }' "$script")
-[ "$n" = 1 ] || bail "test-zbd-support: case 54 is not as expected ($n experimental_verify lines)"
-awk '/^test54\(\)/ { t = 1 } t && /^}/ { t = 0 } t && /^[[:space:]]*--experimental_verify=1 \\$/ { next } { print }' \
-	"$script" > "$script.new" && mv "$script.new" "$script" && chmod +x "$script"
-grep -q -- '--experimental_verify=1' <(awk '/^test54\(\)/,/^}/' "$script") &&
-	bail "test-zbd-support: could not drop experimental_verify from case 54"
 
 back=$(new_backing $((LEN / 2048 + 4))) || bail "no backing device"
 name=t_${TID}_hm
@@ -103,7 +96,9 @@ else
 	mapfile -t cases < <(sed -n 's/^test\([0-9][0-9]*\)().*/\1/p' "$script" | sort -n)
 fi
 read -ra args <<< "${SMR_ZBD_ARGS:-}"
-for n in ${SMR_ZBD_TESTS:-}; do args+=(-t "$n"); done
+# Every case but 54 (see above), named with -t.
+FIO_BUG=54
+for n in "${cases[@]}"; do [ "$n" = $FIO_BUG ] || args+=(-t "$n"); done
 
 out=$T_WORK/test-zbd-support.out
 start=$(date +%s)
@@ -141,6 +136,10 @@ done
 for n in "${cases[@]}"; do
 	desc=$(describe "$n")
 	log=$logs.$n
+	if [ "$n" = $FIO_BUG ]; then
+		skip "$desc" "not run: fio 3.33 fails it on any zoned device (see the header)"
+		continue
+	fi
 	status=$(tail -n 1 "$log" 2>/dev/null)
 	case $status in
 	PASS) ok "$desc" ;;
