@@ -748,7 +748,7 @@ static bool smr_reset_overtakes(struct smr_target *sc, struct bio *bio)
  * finishes; submit writes that carried a preflush; acknowledge resets
  * once no write they overtook is in flight.
  */
-void smr_hm_commit_work(struct work_struct *work)
+static void smr_hm_commit_work(struct work_struct *work)
 {
 	struct smr_target *sc = container_of(work, struct smr_target,
 					     commit_work);
@@ -817,7 +817,7 @@ void smr_hm_commit_work(struct work_struct *work)
  * Conventional zones are NOT_WP with the write pointer at their end;
  * full, read-only and offline zones carry no valid write pointer.
  */
-int smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz)
+void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz)
 {
 	struct smr_zone *z = &sc->zones[zno];
 
@@ -846,7 +846,6 @@ int smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz)
 		}
 	}
 	spin_unlock_irq(&sc->lock);
-	return 0;
 }
 
 /* Allocate the zone context's I/O resources (engine creation). */

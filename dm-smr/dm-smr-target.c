@@ -219,8 +219,6 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->dev_sectors = ti->len;
 	strscpy(sc->name, dm_table_device_name(ti->table), sizeof(sc->name));
 	spin_lock_init(&sc->lock);
-	bio_list_init(&sc->flush_bios);
-	bio_list_init(&sc->commit_bios);
 
 	ret = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
 			    &sc->dev);

@@ -318,8 +318,7 @@ void smr_md_mark_dirty(struct smr_target *sc, u32 zno);
 
 /* Functions defined in dm-smr-hm.c */
 void smr_hm_submit(struct smr_target *sc, struct bio *bio);
-int smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz);
-void smr_hm_commit_work(struct work_struct *work);
+void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz);
 int smr_hm_ctx_init(struct smr_target *sc);
 void smr_hm_ctx_exit(struct smr_target *sc);
 void smr_hm_recount(struct smr_target *sc);
