@@ -4,6 +4,7 @@
 # kernel a test box installs gets them built (dkms.conf: AUTOINSTALL).
 #
 #   scripts/dkms-install.sh [--build-only] [KVER...]
+#   scripts/dkms-install.sh --register-only
 #
 # Copies the module sources (and nothing else: no .git, no results, no
 # objects) to /usr/src/dm-smr-<version>, runs "dkms add", then "dkms
@@ -15,17 +16,24 @@ cd "$(dirname "$0")/.."
 
 INSTALL=1
 if [ "${1:-}" = --build-only ]; then INSTALL=0; shift; fi
-[ $# -gt 0 ] || set -- "$(uname -r)"
+if [ "${1:-}" = --register-only ]; then shift; set -- ; REGISTER_ONLY=1; fi
+[ $# -gt 0 ] || [ "${REGISTER_ONLY:-0}" = 1 ] || set -- "$(uname -r)"
 command -v dkms > /dev/null || { echo "dkms-install: install dkms first (apt-get install dkms)" >&2; exit 1; }
 
 name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' dkms.conf)
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 src=/usr/src/$name-$version
 
-# The sources DKMS needs, as a clean copy: re-registering replaces it.
-if dkms status -m "$name" -v "$version" 2>/dev/null | grep -q .; then
-	dkms remove -m "$name" -v "$version" --all > /dev/null
+# Forget an earlier registration first. "dkms status" cannot see one
+# whose source directory is gone (it only complains on stderr), yet "dkms
+# add" refuses while its tree exists, so look at the tree itself; and if
+# "dkms remove" cannot read it either, drop the tree by hand.
+tree=/var/lib/dkms/$name/$version
+if [ -e "$tree" ] || [ -L "$tree" ]; then
+	dkms remove -m "$name" -v "$version" --all > /dev/null 2>&1 || true
+	rm -rf "$tree"
 fi
+# The sources DKMS needs, as a clean copy.
 rm -rf "$src"
 mkdir -p "$src"
 git ls-files -z -- Kbuild Makefile dkms.conf compat dm-smr dm-caveat 2>/dev/null |

@@ -99,10 +99,16 @@ fi
 #           set up in a chroot by scripts/setup-newest-kernel.sh.
 # Versions are looked up in the archive at run time, never written here.
 install_kernel() {	# VER: image and headers of one Debian kernel
-	local v=$1
-	[ -f "/boot/vmlinuz-$v" ] && [ -d "/lib/modules/$v/build" ] && return 0
-	echo "setup-deps: installing linux-image-$v and its headers"
-	$SUDO apt-get install -y -q --no-install-recommends \
+	local v=$1 reinstall=
+
+	[ -f "/boot/vmlinuz-$v" ] && [ -f "/lib/modules/$v/build/Makefile" ] && return 0
+	# Installed but with files gone (a machine restored in part): apt
+	# would call that done, so ask for a reinstall.
+	if installed "linux-image-$v" || installed "linux-headers-$v"; then
+		reinstall=--reinstall
+	fi
+	echo "setup-deps: installing linux-image-$v and its headers ${reinstall:+(again)}"
+	$SUDO apt-get install -y -q --no-install-recommends $reinstall \
 		"linux-image-$v" "linux-headers-$v" > /dev/null
 }
 
