@@ -550,7 +550,6 @@ static int cv_commit(struct cv_target *sc)
 {
 	u32 idx[CV_MD_BATCH];
 	unsigned int n, i;
-	bool wrote = false;
 	unsigned long k;
 	u64 seq;
 	int ret;
@@ -575,6 +574,8 @@ static int cv_commit(struct cv_target *sc)
 		ret = blkdev_issue_flush(sc->dev->bdev);
 		if (ret)
 			goto fail;
+		if (!n)
+			break;
 		for (i = 0; i < n; i++) {
 			int b = !test_bit(idx[i], sc->slot_b);
 
@@ -583,17 +584,19 @@ static int cv_commit(struct cv_target *sc)
 				       sc->md_page[i]);
 			if (ret)
 				goto fail;
-			change_bit(idx[i], sc->slot_b);
-			wrote = true;
 		}
+		/*
+		 * The batch durable before a page's current copy changes
+		 * slots; until then the other slot keeps the last durable
+		 * copy and the page stays dirty (as in dm-smr's commit).
+		 */
+		ret = blkdev_issue_flush(sc->dev->bdev);
+		if (ret)
+			goto fail;
+		for (i = 0; i < n; i++)
+			change_bit(idx[i], sc->slot_b);
 	} while (n == CV_MD_BATCH);
 
-	if (wrote)
-		ret = blkdev_issue_flush(sc->dev->bdev);
-	if (ret) {
-		n = 0;
-		goto fail;
-	}
 	spin_lock_irq(&sc->lock);
 	sc->stats.commits++;
 	if (sc->durable_seq < seq)

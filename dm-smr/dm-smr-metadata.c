@@ -170,7 +170,6 @@ int smr_md_commit(struct smr_target *sc)
 {
 	u32 idx[SMR_MD_BATCH];
 	unsigned int n, i;
-	bool wrote = false;
 	unsigned long k;
 	int ret;
 
@@ -191,6 +190,8 @@ int smr_md_commit(struct smr_target *sc)
 		ret = blkdev_issue_flush(sc->bdev);
 		if (ret)
 			goto fail;
+		if (!n)
+			break;
 
 		for (i = 0; i < n; i++) {
 			int b = !test_bit(idx[i], sc->slot_b);
@@ -202,20 +203,25 @@ int smr_md_commit(struct smr_target *sc)
 					&sc->md_pages[i], 1);
 			if (ret)
 				goto fail;
-			change_bit(idx[i], sc->slot_b);
-			wrote = true;
 		}
+		/*
+		 * Each batch is made durable before the next one is built,
+		 * and only then does each block's current copy change slots:
+		 * until the flush succeeds, the other slot still holds the
+		 * last durable copy, and the block stays dirty.
+		 */
+		ret = blkdev_issue_flush(sc->bdev);
+		if (ret)
+			goto fail;
+		for (i = 0; i < n; i++)
+			change_bit(idx[i], sc->slot_b);
 	} while (n == SMR_MD_BATCH);
 
-	if (wrote)
-		ret = blkdev_issue_flush(sc->bdev);
-	if (!ret) {
-		spin_lock_irq(&sc->lock);
-		sc->stats.commits++;
-		spin_unlock_irq(&sc->lock);
-	}
+	spin_lock_irq(&sc->lock);
+	sc->stats.commits++;
+	spin_unlock_irq(&sc->lock);
 	mutex_unlock(&sc->commit_lock);
-	return ret;
+	return 0;
 
 fail:
 	/* Whatever was not made durable is retried by the next commit. */
