@@ -56,6 +56,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include "smr-foreign.h"
 #include "smr-compat.h"
 #include "dm-caveat-nl.h"
 
@@ -750,6 +751,7 @@ static int cv_md_load_or_format(struct cv_target *sc)
 	struct dm_target *ti = sc->ti;
 	struct page *page = sc->md_page[0];
 	struct cv_super *sb = page_address(page);
+	bool blank;
 	u32 crc;
 	int ret;
 
@@ -758,7 +760,22 @@ static int cv_md_load_or_format(struct cv_target *sc)
 		ti->error = "Cannot read the superblock";
 		return ret;
 	}
-	if (sc->format || !memchr_inv(sb, 0, CV_MD_SIZE)) {
+	blank = !memchr_inv(sb, 0, CV_MD_SIZE);
+	if (blank && !sc->format) {
+		/* Blank at the start; maybe not further in. */
+		const char *what = smr_foreign_signature(sc->dev->bdev, page);
+
+		if (IS_ERR(what)) {
+			ti->error = "Cannot read the backing device";
+			return PTR_ERR(what);
+		}
+		if (what) {
+			DMERR("%s: the backing device holds %s", cv_name(sc), what);
+			ti->error = "Backing device holds another format (see the kernel log); add 'format' to initialise it anyway (destroys its data)";
+			return -EINVAL;
+		}
+	}
+	if (sc->format || blank) {
 		ret = cv_format(sc);
 		if (ret)
 			ti->error = "Cannot format the backing device";

@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "smr-foreign.h"
 #include "dm-smr.h"
 
 #define SMR_MD_ALIGN_SECTORS	2048	/* data starts on a 1 MiB boundary */
@@ -423,6 +424,7 @@ int smr_md_load_or_format(struct smr_target *sc)
 {
 	struct page *page = sc->md_pages[0];
 	struct smr_super *sb = page_address(page);
+	bool blank;
 	u32 crc;
 	int ret;
 
@@ -431,7 +433,22 @@ int smr_md_load_or_format(struct smr_target *sc)
 		sc->error = "Cannot read the superblock";
 		return ret;
 	}
-	if (sc->format || smr_all_zero(sb, SMR_BLOCK_SIZE)) {
+	blank = smr_all_zero(sb, SMR_BLOCK_SIZE);
+	if (blank && !sc->format) {
+		/* Blank at the start; maybe not further in. */
+		const char *what = smr_foreign_signature(sc->bdev, page);
+
+		if (IS_ERR(what)) {
+			sc->error = "Cannot read the backing device";
+			return PTR_ERR(what);
+		}
+		if (what) {
+			DMERR("%s: the backing device holds %s", sc->name, what);
+			sc->error = "Backing device holds another format (see the kernel log); add 'format' to initialise it anyway (destroys its data)";
+			return -EINVAL;
+		}
+	}
+	if (sc->format || blank) {
 		ret = smr_format(sc);
 		if (ret)
 			sc->error = "Cannot format the backing device";

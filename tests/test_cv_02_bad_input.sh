@@ -81,6 +81,17 @@ else
 	ok "refused: a read-only table"
 fi
 
+# A blank start, a Linux md superblock 1.2 at 4 KiB: refused without format.
+dd if=/dev/zero of="$backing" bs=1M count=1 oflag=direct conv=notrunc status=none
+printf '\xfc\x4e\x2b\xa9' | dd of="$backing" bs=1 seek=4096 conv=fsync,notrunc status=none
+refused "first 4 KiB zero, an md member further in, without format" \
+	"Backing device holds another format" "0 $LEN caveat $backing 16 6"
+if dmesg | grep -F "caveat: " | tail -n 3 | grep -qF "the backing device holds a Linux md (RAID) member"; then
+	ok "the kernel log names the md member"
+else
+	not_ok "the kernel log names the md member" "$(dmesg | tail -n 3)"
+fi
+
 # Superblock checks: garbage is refused without format; a geometry change
 # is refused without format.
 head -c 4096 /dev/urandom | dd of="$backing" bs=4096 count=1 oflag=direct conv=notrunc status=none
