@@ -71,6 +71,7 @@
 #define CV_CHUNK_BLOCKS		(1ULL << CV_CHUNK_SHIFT)
 #define CV_FULL			((unsigned long *)1UL)
 #define CV_SPARE_MAX		8
+#define CV_NOMEM_RETRY_MS	10	/* a write waiting for a map page */
 
 /* Limits of the table arguments. */
 #define CV_MIN_BLOCK_SIZE	512
@@ -182,11 +183,20 @@ struct cv_target {
 	struct list_head inflight;	/* writes mapped and not completed */
 	u64 damage_seq;			/* live damage applied in memory */
 	u64 durable_seq;		/* ... and made durable */
+	/*
+	 * scramble: writes whose damage range is still to be overwritten.
+	 * While any is, every write waits in the wal list behind them: a
+	 * write landing in such a range before the scramble would be
+	 * scrambled over, while the map says it is valid.
+	 */
+	unsigned int scrambles_pending;
 	struct cv_stats stats;
 
 	/* Deferred work. */
 	struct bio_list wal_bios;	/* writes waiting for their damage to be durable */
 	struct bio_list commit_bios;	/* completed FUA writes */
+	struct bio_list nomem_bios;	/* writes map() found no pages for */
+	struct delayed_work nomem_dwork; /* ... and the worker neither: retry */
 	struct bio_list flush_bios;	/* empty flushes */
 	struct workqueue_struct *wq;
 	struct work_struct work;
@@ -921,6 +931,8 @@ static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 		dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
 	/* The worker commits before it acknowledges a FUA write. */
 	clone->bi_opf &= ~REQ_FUA;
+	/* dm polls only the bios it submits itself (as in dm-smr). */
+	bio_clear_polled(clone);
 	clone->bi_private = bio;
 	clone->bi_end_io = cv_write_endio;
 	dm_submit_bio_remap(bio, clone);
@@ -952,12 +964,36 @@ static int cv_scramble_range(struct cv_target *sc, u64 d0, u64 d1)
 	return ret;
 }
 
+static int cv_map_write(struct cv_target *sc, struct bio *bio,
+			struct cv_io *io, bool in_map);
+
+/* Writes that found no memory in the worker either: try again. */
+static void cv_nomem_work(struct work_struct *work)
+{
+	struct cv_target *sc = container_of(to_delayed_work(work),
+					    struct cv_target, nomem_dwork);
+
+	queue_work(sc->wq, &sc->work);
+}
+
 static void cv_work(struct work_struct *work)
 {
 	struct cv_target *sc = container_of(work, struct cv_target, work);
-	struct bio_list wal, commits, flushes;
+	struct bio_list wal, commits, flushes, nomem;
 	blk_status_t sts = BLK_STS_OK;
 	struct bio *bio;
+
+	/* Writes map() found no pages for: map them here, where we may wait. */
+	spin_lock_irq(&sc->lock);
+	nomem = sc->nomem_bios;
+	bio_list_init(&sc->nomem_bios);
+	spin_unlock_irq(&sc->lock);
+	while ((bio = bio_list_pop(&nomem))) {
+		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+
+		if (cv_map_write(sc, bio, io, false) == DM_MAPIO_KILL)
+			bio_io_error(bio);
+	}
 
 	spin_lock_irq(&sc->lock);
 	wal = sc->wal_bios;
@@ -989,9 +1025,14 @@ static void cv_work(struct work_struct *work)
 		blk_status_t s = sts;
 
 		/* The damage is durable: the write may now destroy the data. */
-		if (!s && sc->scramble && io->live &&
-		    cv_scramble_range(sc, io->d0, io->d1))
-			s = BLK_STS_IOERR;
+		if (sc->scramble && io->live) {
+			if (!s && cv_scramble_range(sc, io->d0, io->d1))
+				s = BLK_STS_IOERR;
+			/* Writes queued behind it are submitted after it. */
+			spin_lock_irq(&sc->lock);
+			sc->scrambles_pending--;
+			spin_unlock_irq(&sc->lock);
+		}
 		if (s) {
 			cv_write_done(sc, io, s);
 			bio->bi_status = s;
@@ -1002,8 +1043,63 @@ static void cv_work(struct work_struct *work)
 	}
 }
 
+/*
+ * Test only: fail this many of the next page allocations in map(), as
+ * memory pressure would (tests/test_cv_04_writers.sh). 0: none.
+ */
+static unsigned int fail_map_allocs;
+module_param(fail_map_allocs, uint, 0600);
+MODULE_PARM_DESC(fail_map_allocs, "test only: fail this many of the next page allocations in map()");
+
+static bool cv_fault_map_alloc(void)
+{
+	unsigned int n = READ_ONCE(fail_map_allocs), old;
+
+	while (n) {
+		old = cmpxchg(&fail_map_allocs, n, n - 1);
+		if (old == n)
+			return true;
+		n = old;
+	}
+	return false;
+}
+
+/*
+ * Add @need pages to the spares. From map() (@in_map) without waiting:
+ * false if memory is short, and the worker maps the write instead. From
+ * the worker with GFP_NOIO, which may reclaim but not loop forever: false
+ * again, and the worker tries again in CV_NOMEM_RETRY_MS (it also does
+ * every commit and scramble, which must not wait behind one write).
+ */
+static bool cv_refill_spares(struct cv_target *sc, unsigned int need,
+			     bool in_map)
+{
+	while (need--) {
+		unsigned long p;
+
+		if (in_map)
+			p = cv_fault_map_alloc() ? 0 :
+				__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
+		else
+			p = __get_free_page(GFP_NOIO | __GFP_NOWARN);
+		if (!p)
+			return false;
+		spin_lock_irq(&sc->lock);
+		if (sc->nr_spare < CV_SPARE_MAX)
+			sc->spare[sc->nr_spare++] = (unsigned long *)p;
+		else
+			free_page(p);
+		spin_unlock_irq(&sc->lock);
+	}
+	return true;
+}
+
+/*
+ * Map a write, from map() (@in_map) or from the worker (a write map()
+ * found no pages for). Returns the DM_MAPIO_* value map() should return.
+ */
 static int cv_map_write(struct cv_target *sc, struct bio *bio,
-			struct cv_io *io)
+			struct cv_io *io, bool in_map)
 {
 	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
 	unsigned int nr = bio_sectors(bio);
@@ -1039,15 +1135,20 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 		if (need <= sc->nr_spare)
 			break;
 		spin_unlock_irq(&sc->lock);
-		while (need--) {
-			unsigned long p = __get_free_page(GFP_NOIO | __GFP_NOFAIL);
-
+		if (!cv_refill_spares(sc, need, in_map)) {
+			if (in_map) {
+				/* map() must not wait for memory: the worker may. */
+				cv_defer(sc, &sc->nomem_bios, bio);
+				return DM_MAPIO_SUBMITTED;
+			}
 			spin_lock_irq(&sc->lock);
-			if (sc->nr_spare < CV_SPARE_MAX)
-				sc->spare[sc->nr_spare++] = (unsigned long *)p;
-			else
-				free_page(p);
+			bio_list_add(&sc->nomem_bios, bio);
 			spin_unlock_irq(&sc->lock);
+			DMWARN_LIMIT("%s: no memory for the damage map; retrying a write",
+				     cv_name(sc));
+			queue_delayed_work(sc->wq, &sc->nomem_dwork,
+					   msecs_to_jiffies(CV_NOMEM_RETRY_MS));
+			return DM_MAPIO_SUBMITTED;
 		}
 	}
 	cv_prepare_set(sc, io->first, io->last);
@@ -1066,6 +1167,12 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 		io->live = true;
 	}
 	defer = dmg && (live || sc->damage_seq != sc->durable_seq);
+	if (sc->scramble) {
+		if (sc->scrambles_pending)
+			defer = true;
+		if (live)
+			sc->scrambles_pending++;
+	}
 	if (defer)
 		bio_list_add(&sc->wal_bios, bio);
 	spin_unlock_irq(&sc->lock);
@@ -1135,11 +1242,20 @@ static int cv_map(struct dm_target *ti, struct bio *bio)
 		cv_defer(sc, &sc->flush_bios, bio);
 		return DM_MAPIO_SUBMITTED;
 	}
+	/*
+	 * Nothing else without data touches a block; the block arithmetic
+	 * below would index before block 0. Neither the page cache nor
+	 * direct I/O sends one; this guards other kernel callers.
+	 */
+	if (unlikely(!bio_sectors(bio))) {
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 		return cv_map_read(sc, bio, io);
 	case REQ_OP_WRITE:
-		return cv_map_write(sc, bio, io);
+		return cv_map_write(sc, bio, io, true);
 	default:
 		return DM_MAPIO_KILL;
 	}
@@ -1321,6 +1437,8 @@ static void cv_free(struct cv_target *sc)
 {
 	int i;
 
+	/* Nothing is in flight by now: no write waits for memory. */
+	cancel_delayed_work_sync(&sc->nomem_dwork);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);
@@ -1364,7 +1482,9 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	bio_list_init(&sc->wal_bios);
 	bio_list_init(&sc->commit_bios);
 	bio_list_init(&sc->flush_bios);
+	bio_list_init(&sc->nomem_bios);
 	INIT_WORK(&sc->work, cv_work);
+	INIT_DELAYED_WORK(&sc->nomem_dwork, cv_nomem_work);
 
 	ret = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
 			    &sc->dev);
