@@ -8,6 +8,7 @@
 # usage: scripts/setup-newest-kernel.sh                set up, then print
 #        scripts/setup-newest-kernel.sh --print        print only
 #        scripts/setup-newest-kernel.sh --build DIR [TARGET...]
+#        scripts/setup-newest-kernel.sh --dkms DIR
 #
 #   The kernel's headers need gcc-14, which bookworm does not have, so they
 #   live in a trixie chroot (debootstrap, minbase) with trixie-backports in
@@ -33,6 +34,10 @@
 #   `make -C DIR KDIR=$KDIR KVER=$KVER TARGET...` (default target: modules),
 #   with DIR bind-mounted at its own path.
 #
+#   --dkms DIR builds the project in DIR with DKMS in the chroot, as a
+#   Debian 13 box would (scripts/dkms-install.sh --build-only), installing
+#   dkms (and openssl, for its module signing key) there first if needed.
+#
 # Environment: SMR_TRIXIE_ROOT (the chroot, default /var/lib/dm-smr/trixie),
 # SMR_DEBIAN_MIRROR (default http://deb.debian.org/debian).
 
@@ -56,6 +61,7 @@ case "${1:-}" in
 "") ;;
 --print) MODE=print ;;
 --build) MODE=build; [ $# -ge 2 ] || usage 1 ;;
+--dkms) MODE=dkms; [ $# = 2 ] || usage 1 ;;
 -h|--help) usage 0 ;;
 *) usage 1 ;;
 esac
@@ -220,6 +226,21 @@ build() {
 		KVER="$kver" "$@"
 }
 
+dkms_build() {
+	local kver=$1 src
+
+	src=$(realpath "$2")
+	[ -f "$src/dkms.conf" ] || die "$src: no dkms.conf"
+	mount_proc
+	if ! in_chroot sh -c "command -v dkms && command -v openssl" > /dev/null; then
+		echo "$ME: installing dkms in the chroot"
+		quietly in_chroot apt-get install -y -q --no-install-recommends dkms openssl
+	fi
+	mkdir -p "$ROOT$src"
+	mount --bind "$src" "$ROOT$src"
+	in_chroot bash "$src/scripts/dkms-install.sh" --build-only "$kver"
+}
+
 case $MODE in
 setup)
 	setup_chroot
@@ -230,13 +251,13 @@ setup)
 	remove_old "$kver"
 	print_kernel "$kver"
 	;;
-print|build)
+print|build|dkms)
 	kver=$(installed_kver)
 	[ -n "$kver" ] || die "no kernel set up in $ROOT: run $0 first"
-	if [ "$MODE" = print ]; then
-		print_kernel "$kver"
-	else
-		build "$kver" "${@:2}"
-	fi
+	case $MODE in
+	print) print_kernel "$kver" ;;
+	build) build "$kver" "${@:2}" ;;
+	dkms) dkms_build "$kver" "$2" ;;
+	esac
 	;;
 esac
