@@ -59,6 +59,7 @@
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
@@ -67,6 +68,7 @@
 #include "dm-smr-nl.h"
 
 #define SMR_DM_IO_SECTORS	2048	/* 1 MiB: largest host bio; bands are multiples */
+#define SMR_DM_NOMEM_RETRY_MS	10	/* a write waiting for index memory */
 #define SMR_DM_CHUNK_SECTORS	8192	/* 4 MiB: what cleaning copies at a time */
 #define SMR_DM_CHUNK_BLOCKS	(SMR_DM_CHUNK_SECTORS / SMR_BLOCK_SECTORS)
 #define SMR_DM_MIN_BAND		2048
@@ -176,6 +178,7 @@ struct smr_dm {
 	u32 intent_band;
 	u64 intent_seq;
 	bool failed;		/* an unrecoverable cleaning error */
+	bool loaded;		/* state read from disk by a resume */
 
 	/* The worker's queues, under sc->lock. */
 	struct bio_list queue;	/* writes, flushes and discards to handle */
@@ -186,6 +189,9 @@ struct smr_dm {
 	/* Cleaning. */
 	struct workqueue_struct *clean_wq;
 	struct delayed_work clean_dwork;
+	/* Cache writes waiting for memory to be indexed, and their retry. */
+	struct bio_list nomem;
+	struct delayed_work nomem_dwork;
 	wait_queue_head_t wait;	/* writers/readers of a band draining */
 	unsigned long last_io;	/* jiffies of the last host I/O */
 	unsigned long last_write; /* jiffies of the last host write, under sc->lock */
@@ -208,7 +214,6 @@ enum { SMR_IO_NONE, SMR_IO_READ_CACHE, SMR_IO_WRITE_BAND, SMR_IO_WRITE_CACHE };
 
 struct smr_dm_io {
 	u8 kind;
-	bool done;		/* cache write: index updated, final completion */
 	bool indexed;		/* cache write: indexed at completion already */
 	bool fua;
 	blk_status_t status;
@@ -331,6 +336,28 @@ static u32 smr_ext_need(struct smr_band *b, u32 off, u32 n)
  * room), so the size is checked again under the lock: a shrink that no
  * longer fits is given up.
  */
+/*
+ * Test only: fail this many of the next extent array growths of a cache
+ * write being indexed, as memory pressure would
+ * (tests/test_dm_03_bad_input.sh). 0: none.
+ */
+static unsigned int fail_ext_allocs;
+module_param(fail_ext_allocs, uint, 0600);
+MODULE_PARM_DESC(fail_ext_allocs, "test only: fail this many of the next cache index allocations");
+
+static bool smr_fault_ext_alloc(void)
+{
+	unsigned int n = READ_ONCE(fail_ext_allocs), old;
+
+	while (n) {
+		old = cmpxchg(&fail_ext_allocs, n, n - 1);
+		if (old == n)
+			return true;
+		n = old;
+	}
+	return false;
+}
+
 static int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need)
 {
 	struct smr_dm *dm = sc->dm;
@@ -565,7 +592,6 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 	unsigned long now = jiffies;
 
 	io->kind = SMR_IO_NONE;
-	io->done = false;
 	io->indexed = false;
 	if (READ_ONCE(dm->last_io) != now)
 		WRITE_ONCE(dm->last_io, now);
@@ -606,10 +632,13 @@ static int smr_dm_fail(struct bio *bio, bool in_map)
 	return DM_MAPIO_SUBMITTED;
 }
 
+static void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
+				sector_t sector);
+
 /*
  * Handle one write, from map() (@in_map) or from the worker (a write that
- * waited). Returns the DM_MAPIO_* value map() should return. Nothing here
- * sleeps.
+ * waited). Returns the DM_MAPIO_* value map() should return. It sleeps
+ * only in the bioset of a cache write's clone, for one of ours to return.
  */
 static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 {
@@ -669,12 +698,11 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		smr_dm_kick_cleaner(dm, 0);
 		return DM_MAPIO_SUBMITTED;
 	}
-	for (i = 0; i < n; i++) {
+	/* Sequence numbers come when it is indexed (smr_dm_index()). */
+	for (i = 0; i < n; i++)
 		dm->slot_lba[slot + i] = band * dm->band_blocks + off + i;
-		dm->slot_seq[slot + i] = dm->next_seq++;
-	}
 	if (!b->slots) {
-		b->first_seq = dm->slot_seq[slot];
+		b->first_seq = dm->next_seq;
 		dm->dirty_bands++;
 		kick = dm->idle_ms;
 	}
@@ -693,16 +721,37 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	io->nr = n;
 	io->slot = slot;
 	io->fua = bio->bi_opf & REQ_FUA;
-	/* Durability of a FUA write comes from the commit that ends it. */
-	bio->bi_opf &= ~REQ_FUA;
-	bio_set_dev(bio, sc->bdev);
-	bio->bi_iter.bi_sector = smr_slot_sector_dm(dm, slot);
 	if (kick && !delayed_work_pending(&dm->clean_dwork))
 		queue_delayed_work(dm->clean_wq, &dm->clean_dwork,
 				   msecs_to_jiffies(dm->idle_ms));
 	if (levels)
 		queue_work(sc->wq, &sc->commit_work);
-	return smr_dm_issue(bio, in_map);
+	smr_dm_submit_cache(sc, bio, smr_slot_sector_dm(dm, slot));
+	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * Index a completed cache write: its blocks now read from its slots.
+ * Under sc->lock, with room in the band's extent array.
+ *
+ * The slots' sequence numbers are taken here, not when the write was
+ * mapped: recovery keeps the copy with the highest sequence number, and
+ * the index keeps the copy indexed last, so both must follow the order
+ * of indexing. (Two writes in flight to one block may complete in either
+ * order; numbered at map time, the index and a reload could disagree.)
+ * The loop is bounded by the largest write, SMR_DM_IO_SECTORS.
+ */
+static void smr_dm_index(struct smr_target *sc, struct smr_band *b,
+			 struct smr_dm_io *io)
+{
+	struct smr_dm *dm = sc->dm;
+	u32 i;
+
+	for (i = 0; i < io->nr; i++)
+		dm->slot_seq[io->slot + i] = dm->next_seq++;
+	smr_ext_insert(dm, b, io->off, io->nr, io->slot);
+	bitmap_clear(dm->slot_inflight, io->slot, io->nr);
+	smr_mark_slots_dirty(sc, io->slot, io->nr);
 }
 
 /* A cache write completed: index it, then end it (or after a commit). */
@@ -726,17 +775,28 @@ static void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 	/* Completions of other writes to the band may insert meanwhile. */
 	while (!status && (need = smr_ext_need(b, io->off, io->nr)) > b->cap_ext) {
 		spin_unlock_irq(&sc->lock);
-		if (smr_ext_resize(sc, b, need))
-			status = BLK_STS_RESOURCE;
+		if (unlikely(smr_fault_ext_alloc()) || smr_ext_resize(sc, b, need)) {
+			/*
+			 * No memory now. The data is in the cache: never fail
+			 * the write for that, try again in a while (the write
+			 * keeps its slots and its band's writer count).
+			 */
+			spin_lock_irq(&sc->lock);
+			bio_list_add(&dm->nomem, bio);
+			spin_unlock_irq(&sc->lock);
+			DMWARN_LIMIT("%s: no memory to index a cache write; retrying",
+				     smr_dm_name(sc));
+			queue_delayed_work(sc->wq, &dm->nomem_dwork,
+					   msecs_to_jiffies(SMR_DM_NOMEM_RETRY_MS));
+			return;
+		}
 		spin_lock_irq(&sc->lock);
 	}
 	if (status) {
 		smr_slot_release(dm, b, io->slot, io->nr);
 		sc->stats.errors++;
 	} else {
-		smr_ext_insert(dm, b, io->off, io->nr, io->slot);
-		bitmap_clear(dm->slot_inflight, io->slot, io->nr);
-		smr_mark_slots_dirty(sc, io->slot, io->nr);
+		smr_dm_index(sc, b, io);
 	}
 	need = b->nr_ext;
 	spin_unlock_irq(&sc->lock);
@@ -754,12 +814,73 @@ shrink:
 	spin_unlock_irq(&sc->lock);
 	wake_up(&dm->wait);
 
-	io->done = true;
 	bio->bi_status = status;
 	if (io->fua && !status)
 		bio_list_add(commit, bio);
 	else
 		bio_endio(bio);
+}
+
+/*
+ * A cache write's clone completed (any context). Index the write now when
+ * its band's extent array has room and stays within twice its use, and
+ * end it; otherwise the worker grows or shrinks the array (it may
+ * allocate), indexes it and ends it. FUA writes end after a commit, in
+ * the worker too. The write, dm's own clone, is ended exactly once.
+ */
+static void smr_dm_cache_endio(struct bio *clone)
+{
+	struct bio *bio = clone->bi_private;
+	struct smr_target *sc = container_of(clone->bi_pool, struct smr_target, bs);
+	struct smr_dm *dm = sc->dm;
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+	struct smr_band *b = &dm->bands[io->band];
+	blk_status_t status = clone->bi_status;
+	unsigned long flags;
+
+	bio_put(clone);
+	io->status = status;
+	spin_lock_irqsave(&sc->lock, flags);
+	if (!status && smr_ext_need(b, io->off, io->nr) <= b->cap_ext) {
+		smr_dm_index(sc, b, io);
+		io->indexed = true;
+		if (!io->fua && b->cap_ext <= 2 * b->nr_ext) {
+			b->writers--;
+			spin_unlock_irqrestore(&sc->lock, flags);
+			wake_up(&dm->wait);
+			bio_endio(bio);
+			return;
+		}
+	}
+	bio_list_add(&dm->done, bio);
+	spin_unlock_irqrestore(&sc->lock, flags);
+	queue_work(sc->wq, &sc->commit_work);
+}
+
+/*
+ * Send a cache write to its slots through a clone of our own, so that its
+ * completion is ours to delay: returning DM_ENDIO_INCOMPLETE from end_io
+ * and ending dm's clone again later would run the backing queue's
+ * completion accounting (rq_qos_done_bio(): iocost, iolatency) twice.
+ * The clone comes from a bioset, as dm-crypt's do: it may wait for one of
+ * our clones in flight to come back, never for memory reclaim.
+ */
+static void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
+				sector_t sector)
+{
+	struct bio *clone = bio_alloc_clone(sc->bdev, bio, GFP_NOIO, &sc->bs);
+
+	clone->bi_iter.bi_sector = sector;
+	/* Durability of a FUA write comes from the commit that ends it. */
+	clone->bi_opf &= ~REQ_FUA;
+	/*
+	 * dm polls only the bios it submits itself: a polled clone of ours
+	 * on a poll queue would wait for the driver's timeout to be reaped.
+	 */
+	bio_clear_polled(clone);
+	clone->bi_private = bio;
+	clone->bi_end_io = smr_dm_cache_endio;
+	dm_submit_bio_remap(bio, clone);
 }
 
 int smr_dm_end_io(struct smr_target *sc, struct bio *bio, blk_status_t *error)
@@ -771,34 +892,8 @@ int smr_dm_end_io(struct smr_target *sc, struct bio *bio, blk_status_t *error)
 
 	switch (io->kind) {
 	case SMR_IO_WRITE_CACHE:
-		if (io->done)
-			return DM_ENDIO_DONE;
-		io->status = *error;
-		b = &dm->bands[io->band];
-		spin_lock_irqsave(&sc->lock, flags);
-		/*
-		 * Index it now when its band's extent array has room and stays
-		 * within twice its use; otherwise the worker grows or shrinks
-		 * the array (it may allocate), indexes it and completes it
-		 * again. FUA writes end after a commit, in the worker too.
-		 */
-		if (!*error && smr_ext_need(b, io->off, io->nr) <= b->cap_ext) {
-			smr_ext_insert(dm, b, io->off, io->nr, io->slot);
-			bitmap_clear(dm->slot_inflight, io->slot, io->nr);
-			smr_mark_slots_dirty(sc, io->slot, io->nr);
-			io->indexed = true;
-			if (!io->fua && b->cap_ext <= 2 * b->nr_ext) {
-				b->writers--;
-				spin_unlock_irqrestore(&sc->lock, flags);
-				wake_up(&dm->wait);
-				io->done = true;
-				return DM_ENDIO_DONE;
-			}
-		}
-		bio_list_add(&dm->done, bio);
-		spin_unlock_irqrestore(&sc->lock, flags);
-		queue_work(sc->wq, &sc->commit_work);
-		return DM_ENDIO_INCOMPLETE;
+		/* Ended by smr_dm_cache_endio() or the worker, once. */
+		break;
 	case SMR_IO_WRITE_BAND:
 		b = &dm->bands[io->band];
 		spin_lock_irqsave(&sc->lock, flags);
@@ -822,6 +917,20 @@ int smr_dm_end_io(struct smr_target *sc, struct bio *bio, blk_status_t *error)
 		break;
 	}
 	return DM_ENDIO_DONE;
+}
+
+/* Cache writes that found no memory to be indexed: try them again. */
+static void smr_dm_nomem_work(struct work_struct *work)
+{
+	struct smr_dm *dm = container_of(to_delayed_work(work), struct smr_dm,
+					 nomem_dwork);
+	struct smr_target *sc = dm->sc;
+
+	spin_lock_irq(&sc->lock);
+	bio_list_merge(&dm->done, &dm->nomem);
+	bio_list_init(&dm->nomem);
+	spin_unlock_irq(&sc->lock);
+	queue_work(sc->wq, &sc->commit_work);
 }
 
 /* The worker: completions first, then new writes, flushes, discards. */
@@ -1540,22 +1649,72 @@ static int smr_dm_recover_intent(struct smr_target *sc)
 	return smr_md_commit(sc);
 }
 
+/*
+ * Read the cache state from disk on the first resume of a table (and
+ * after a failed cleaning, see smr_dm_preresume()) only:
+ * the constructor ran while the previous table was still live and could
+ * still write, so its copy may be stale, but from then on this table's
+ * memory is the newest state. Reading it again on a later resume would
+ * throw away what a failed commit left in memory: acknowledged writes.
+ *
+ * The device is suspended here: no allocation may wait for I/O to it.
+ */
+static int smr_dm_load(struct smr_target *sc)
+{
+	unsigned int noio;
+	int ret;
+
+	noio = memalloc_noio_save();
+	mutex_lock(&sc->commit_lock);
+	ret = smr_md_load_table(sc);
+	mutex_unlock(&sc->commit_lock);
+	if (!ret)
+		ret = smr_dm_recover_intent(sc);
+	if (!ret)
+		ret = smr_dm_rebuild(sc);
+	memalloc_noio_restore(noio);
+	return ret;
+}
+
 int smr_dm_preresume(struct smr_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 	int ret;
 
-	mutex_lock(&sc->commit_lock);
-	ret = smr_md_load_table(sc);
-	mutex_unlock(&sc->commit_lock);
-	if (ret)
-		return ret;
-	ret = smr_dm_recover_intent(sc);
-	if (ret)
-		return ret;
-	ret = smr_dm_rebuild(sc);
-	if (ret)
-		return ret;
+	/*
+	 * After a cleaning failed, memory may hold a half-done band rewrite:
+	 * start over from disk, which finishes it (smr_dm_recover_intent()).
+	 */
+	if (!dm->loaded) {
+		ret = smr_commit_predecessor(sc);
+		if (ret) {
+			DMERR("%s: the previous table's state is not on disk (its commit failed again: %d); not resuming over it",
+			      smr_dm_name(sc), ret);
+			smr_nl_commit_error(sc, ret);
+			return ret;
+		}
+	} else if (dm->failed || sc->commit_pending) {
+		/*
+		 * Memory is newer than the disk (acknowledged writes; a failed
+		 * cleaning leaves it consistent with the intent on disk).
+		 */
+		ret = smr_md_commit(sc);
+		if (ret) {
+			DMERR("%s: metadata commit at resume failed: %d; state kept in memory",
+			      smr_dm_name(sc), ret);
+			smr_nl_commit_error(sc, ret);
+			if (dm->failed)
+				return ret;	/* cannot start over from disk */
+		} else {
+			sc->commit_pending = false;
+		}
+	}
+	if (!dm->loaded || dm->failed) {
+		ret = smr_dm_load(sc);
+		if (ret)
+			return ret;
+		dm->loaded = true;
+	}
 	spin_lock_irq(&sc->lock);
 	dm->failed = false;
 	dm->fg_wanted = dm->manual = false;
@@ -1580,6 +1739,7 @@ void smr_dm_resume(struct smr_target *sc)
 void smr_dm_postsuspend(struct smr_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
+	int ret;
 
 	/* No host I/O is in flight or parked now. */
 	spin_lock_irq(&sc->lock);
@@ -1587,7 +1747,20 @@ void smr_dm_postsuspend(struct smr_target *sc)
 	spin_unlock_irq(&sc->lock);
 	cancel_delayed_work_sync(&dm->clean_dwork);
 	flush_workqueue(sc->wq);
-	smr_md_commit(sc);
+	/*
+	 * A failed commit keeps its blocks dirty (smr_md_commit()): the
+	 * state stays in memory, and preresume or the next flush retries.
+	 */
+	ret = smr_md_commit(sc);
+	if (ret) {
+		sc->commit_pending = true;
+		spin_lock_irq(&sc->lock);
+		sc->stats.errors++;
+		spin_unlock_irq(&sc->lock);
+		DMERR("%s: metadata commit at suspend failed; kept in memory, retried at resume",
+		      smr_dm_name(sc));
+		smr_nl_commit_error(sc, ret);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -1755,6 +1928,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	}
 	sc->dm = dm;
 	dm->sc = sc;
+	INIT_DELAYED_WORK(&dm->nomem_dwork, smr_dm_nomem_work);	/* smr_dm_free() */
 	if (bdev_is_zoned(sc->bdev)) {
 		ti->error = "drive-managed mode needs a backing device that is not zoned";
 		return -EINVAL;
@@ -1766,6 +1940,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	bio_list_init(&dm->parked);
 	bio_list_init(&dm->held);
 	bio_list_init(&dm->done);
+	bio_list_init(&dm->nomem);
 	init_waitqueue_head(&dm->wait);
 	INIT_DELAYED_WORK(&dm->clean_dwork, smr_dm_clean_work);
 	INIT_WORK(&sc->commit_work, smr_dm_work);
@@ -1812,6 +1987,12 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 		ti->error = "Cannot allocate metadata buffers";
 		return ret;
 	}
+	/* Clones for cache writes (smr_dm_submit_cache()). */
+	ret = bioset_init(&sc->bs, BIO_POOL_SIZE, 0, 0);
+	if (ret) {
+		ti->error = "Cannot allocate the bio set";
+		return ret;
+	}
 	sc->wq = alloc_ordered_workqueue("dm-smr-%s", WQ_MEM_RECLAIM,
 					 dm_table_device_name(ti->table));
 	dm->clean_wq = alloc_ordered_workqueue("dm-smr-clean-%s",
@@ -1832,6 +2013,12 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	ti->num_flush_bios = 1;
 	ti->flush_supported = true;
 	ti->num_discard_bios = 1;
+	/*
+	 * Discards end in the worker, never on the backing device: take them
+	 * whether or not it could (else dm drops discard support when it
+	 * cannot, and the device refuses what docs/dm-smr.rst accepts).
+	 */
+	ti->discards_supported = true;
 	ti->per_io_data_size = sizeof(struct smr_dm_io);
 	ti->accounts_remapped_io = true;
 	return dm_set_target_max_io_len(ti, SMR_DM_IO_SECTORS);
@@ -1848,6 +2035,8 @@ void smr_dm_free(struct smr_target *sc)
 		cancel_delayed_work_sync(&dm->clean_dwork);
 		destroy_workqueue(dm->clean_wq);
 	}
+	/* Nothing in flight by now: no write waits for memory. */
+	cancel_delayed_work_sync(&dm->nomem_dwork);
 	if (dm->bands) {
 		u32 i;
 

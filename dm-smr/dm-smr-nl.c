@@ -485,6 +485,16 @@ void smr_nl_zone_error(struct smr_target *sc, u32 zone, u8 cond,
 						 SMR_A_PAD));
 }
 
+void smr_nl_commit_error(struct smr_target *sc, int err)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = smr_nl_ev_new(sc, SMR_CMD_EV_COMMIT_ERROR, &hdr);
+	if (skb)
+		smr_nl_ev_send(skb, hdr, nla_put_u32(skb, SMR_A_ERRNO, -err));
+}
+
 /* ---------------------------------------------------- registration --- */
 
 /*

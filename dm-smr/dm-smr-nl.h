@@ -39,5 +39,10 @@ void smr_nl_idle_clean(struct smr_target *sc, u64 clean_ms);
  */
 void smr_nl_zone_error(struct smr_target *sc, u32 zone, u8 cond,
 		       sector_t sector, u32 nr_sectors, sector_t wp);
+/*
+ * A metadata commit failed where nothing reports it to a caller (at
+ * suspend, at resume); @err is the negative errno. Process context.
+ */
+void smr_nl_commit_error(struct smr_target *sc, int err);
 
 #endif /* DM_SMR_NL_H */

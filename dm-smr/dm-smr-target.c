@@ -176,8 +176,76 @@ static int smr_check_geometry(struct smr_target *sc)
 	return 0;
 }
 
+/*
+ * The smr targets constructed and not yet destroyed, with the table each
+ * belongs to. A table may hold several host-managed smr targets (each
+ * maps a zoned device) or several drive-managed ones, but not both: dm
+ * makes a table zoned if any target is, and a drive-managed target has no
+ * zones to report. dm does refuse such a table, but late and with an
+ * error that names neither target nor cause ("Count <disk> zones failed"
+ * since 6.11, a failed zone revalidation before), so refuse it here.
+ * Targets are constructed one after the other under the table's load,
+ * so the second target of a table always sees the first.
+ */
+static LIST_HEAD(smr_tables);
+static DEFINE_MUTEX(smr_tables_lock);
+
+static int smr_join_table(struct smr_target *sc)
+{
+	struct smr_target *other;
+	int ret = 0;
+
+	mutex_lock(&smr_tables_lock);
+	list_for_each_entry(other, &smr_tables, table_node) {
+		if (other->ti->table == sc->ti->table && other->mode != sc->mode) {
+			ret = -EINVAL;
+			break;
+		}
+	}
+	if (!ret)
+		list_add(&sc->table_node, &smr_tables);
+	mutex_unlock(&smr_tables_lock);
+	return ret;
+}
+
+/*
+ * A new table's first resume (drive-managed): if the table it replaces
+ * failed its commit at suspend, that table's memory is newer than the
+ * disk. dm destroys the old table only after the new one resumed, so it
+ * is still here: retry its commit before the new table reads the disk.
+ * Returns the commit's error; the caller then refuses to resume rather
+ * than read a stale state.
+ */
+int smr_commit_predecessor(struct smr_target *sc)
+{
+	struct smr_target *old;
+	int ret = 0;
+
+	mutex_lock(&smr_tables_lock);
+	list_for_each_entry(old, &smr_tables, table_node) {
+		if (old == sc || !old->commit_pending ||
+		    old->bdev->bd_dev != sc->bdev->bd_dev)
+			continue;
+		ret = smr_md_commit(old);
+		if (!ret)
+			old->commit_pending = false;
+		break;
+	}
+	mutex_unlock(&smr_tables_lock);
+	return ret;
+}
+
+static void smr_leave_table(struct smr_target *sc)
+{
+	mutex_lock(&smr_tables_lock);
+	list_del_init(&sc->table_node);
+	mutex_unlock(&smr_tables_lock);
+}
+
 static void smr_free(struct smr_target *sc)
 {
+	if (!list_empty(&sc->table_node))
+		smr_leave_table(sc);
 	if (sc->zdev_dev)
 		dm_put_device(sc->ti, sc->zdev_dev);
 	if (sc->zdev)
@@ -219,6 +287,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->dev_sectors = ti->len;
 	strscpy(sc->name, dm_table_device_name(ti->table), sizeof(sc->name));
 	spin_lock_init(&sc->lock);
+	INIT_LIST_HEAD(&sc->table_node);
 
 	ret = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
 			    &sc->dev);
@@ -234,15 +303,21 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		sc->mode = SMR_MODE_HOST_MANAGED;
 	} else if (!strcasecmp(mode, "drive-managed")) {
 		sc->mode = SMR_MODE_DRIVE_MANAGED;
+	} else {
+		ti->error = "Mode must be host-managed or drive-managed";
+		goto bad;
+	}
+	if (smr_join_table(sc)) {
+		ti->error = "A table cannot mix host-managed and drive-managed smr targets (use one device for each)";
+		goto bad;
+	}
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
 		ret = smr_dm_ctr(sc, &as);
 		if (ret)
 			goto bad;
 		ti->private = sc;
 		smr_nl_register(sc);
 		return 0;
-	} else {
-		ti->error = "Mode must be host-managed or drive-managed";
-		goto bad;
 	}
 	if (bdev_is_zoned(sc->bdev)) {
 		ti->error = "host-managed mode needs a backing device that is not zoned (for a zoned disk, use dm-linear)";
@@ -301,6 +376,14 @@ static void smr_dtr(struct dm_target *ti)
 	smr_nl_unregister(sc);
 	if (sc->wq)
 		flush_workqueue(sc->wq);
+	/*
+	 * A commit that failed at suspend and that no resume retried: a
+	 * last try (no other table has read the disk since, see
+	 * smr_commit_predecessor()); failing that, say what is lost.
+	 */
+	if (sc->commit_pending && smr_md_commit(sc))
+		DMERR("%s: metadata commit failed again at removal: acknowledged writes since the last flush are lost",
+		      sc->name);
 	smr_free(sc);
 }
 

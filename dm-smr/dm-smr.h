@@ -152,6 +152,8 @@ struct smr_target {
 	char name[32];			/* for log messages */
 	sector_t dev_sectors;		/* emulated capacity */
 	char *error;			/* why loading failed */
+	struct list_head table_node;	/* smr_tables; see smr_join_table() */
+	bool commit_pending;	/* drive-managed: commit at suspend failed */
 
 	/* Host-managed table: the engine (dm-smr-zdev.c). */
 	struct smr_zdev *zdev;
@@ -302,6 +304,7 @@ static inline u32 smr_zone_cap(struct smr_target *sc, u32 zno)
 
 /* Functions defined in dm-smr-target.c */
 int smr_parse_u64(const char *s, u64 *v);
+int smr_commit_predecessor(struct smr_target *sc);
 
 /* Functions defined in dm-smr-metadata.c */
 sector_t smr_data_sectors(struct smr_target *sc);

@@ -144,6 +144,13 @@ _cleanup_test() {
 				diag "cleanup: could not remove dm device $d"
 		done
 	fi
+	if [ -s "${T_WORK:-/nonexistent}/.nullb-devices" ]; then
+		while IFS= read -r d; do
+			[ -d "$d" ] || continue
+			echo 0 > "$d/power" 2>/dev/null
+			rmdir "$d" 2>/dev/null || diag "cleanup: could not remove $d"
+		done < "$T_WORK/.nullb-devices"
+	fi
 	exit "$rc"
 }
 
@@ -376,6 +383,35 @@ new_backing() {
 # SMR_BIG_SIZE bytes, 11 TiB unless the host file system could not).
 new_big_backing() {
 	_backing_on "$SMR_BIG_DISK" $(( $1 * 2048 * 1024 ))
+}
+
+# new_nullb SIZE_MB [ATTR=VALUE...]: a memory-backed null_blk (blk-mq,
+# 4 KiB blocks) made through configfs, with its other attributes as
+# given (e.g. discard=0); prints its /dev path. Removed at cleanup, after
+# the dm devices. For tests that need a backing device with properties
+# the scratch disk lacks, or a blk-mq queue of its own under the target.
+new_nullb() {
+	local mb=$1 nb a
+	shift
+	# configfs may be a module: null_blk loads it, then it can be mounted.
+	modprobe null_blk nr_devices=0 || return
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return
+	nb=/sys/kernel/config/nullb/smr-$TID-$RANDOM
+	mkdir "$nb" || return
+	echo "$nb" >> "$T_WORK/.nullb-devices"
+	echo "$mb" > "$nb/size" && echo 1 > "$nb/memory_backed" &&
+		echo 4096 > "$nb/blocksize" || return
+	for a in "$@"; do
+		echo "${a#*=}" > "$nb/${a%%=*}" || return
+	done
+	echo 1 > "$nb/power" || return
+	udevadm settle 2>/dev/null
+	# Named after its configfs directory since 5.17, nullb<index> before.
+	if [ -b "/dev/${nb##*/}" ]; then
+		echo "/dev/${nb##*/}"
+	else
+		echo "/dev/nullb$(cat "$nb/index")"
+	fi
 }
 
 # dm_create NAME TABLE: create a dm device (removed at cleanup, before

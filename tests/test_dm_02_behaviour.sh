@@ -215,5 +215,36 @@ dms_expect "R: defaults: cache one band (1% of 32 MiB is less), fifo" "$DR" \
 	"cache_total == 256" "policy == fifo"
 check "R: remove" dm_remove "$R"
 
+# ---- N: over a backing device without discard --------------------------------
+# Discards are accepted and ignored (docs/dm-smr.rst), whatever the
+# backing device supports: a memory-backed null_blk with discard off.
+N=t_${TID}_n
+DN=/dev/mapper/$N
+NLEN=$((32 * 2048))
+read -r _ NNEED <<< "$(dms_need $NLEN 2048 2048)"
+if nbdev=$(new_nullb $(( (NNEED + 2047) / 2048 )) discard=0); then
+	assert_eq "N: the null_blk has no discard" 0 \
+		"$(cat "/sys/block/${nbdev#/dev/}/queue/discard_max_bytes")"
+	if dms_create "$N" $NLEN "$nbdev" 2048 cache_sectors 2048 format; then
+		dmq=/sys/block/$(basename "$(readlink -f "$DN")")/queue
+		if [ "$(cat "$dmq/discard_max_bytes")" -gt 0 ]; then
+			ok "N: the device takes discards ($(cat "$dmq/discard_max_bytes") bytes at most)"
+		else
+			not_ok "N: the device takes discards" "discard_max_bytes is 0"
+		fi
+		head -c $MiB /dev/urandom > "$T_WORK/n1"
+		check "N: write 1 MiB" dd if="$T_WORK/n1" of="$DN" bs=$MiB seek=3 oflag=direct status=none
+		check "N: blkdiscard 1 MiB over it" blkdiscard -o $((3 * MiB)) -l $MiB "$DN"
+		cmp -s <(dd if="$DN" bs=$MiB skip=3 count=1 iflag=direct status=none) "$T_WORK/n1" &&
+			ok "N: the discarded range still reads its data" ||
+			not_ok "N: the discarded range still reads its data"
+		check "N: remove" dm_remove "$N"
+	else
+		not_ok "N: create over the null_blk"
+	fi
+else
+	not_ok "N: a null_blk without discard (configfs)"
+fi
+
 dmesg_check
 _show_result

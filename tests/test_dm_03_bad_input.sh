@@ -356,5 +356,107 @@ assert_data "F: band 5 holds its merged data" "$DF" "$exp5" $((5 * BAND * 512))
 assert_data "F: band 2 still holds its data" "$DF" "$exp2" $((2 * BAND * 512))
 dms_expect "F: no errors since the activation" "$DF" "errors == 0"
 
+# ---- the commit at suspend fails ---------------------------------------------
+# A write acknowledged into the cache, then a suspend whose metadata commit
+# fails (an error target over the metadata area, but for the superblock),
+# then a resume with the backing device mended: the write is still read
+# back, at once and after remove and create (the resume's commit made it
+# durable). Before, resume read the stale state from disk and lost it.
+S=t_${TID}_susp
+DS=/dev/mapper/$S
+sb=$(new_backing $(( (NEED + 2047) / 2048 ))) || bail "no backing device"
+read -r _ slen _ sdisk sstart <<< "$(dmsetup table "${sb#/dev/mapper/}")"
+s_linear="0 $slen linear $sdisk $sstart"
+s_err_md="0 8 linear $sdisk $sstart
+8 $((MD - 8)) error
+$MD $((slen - MD)) linear $sdisk $((sstart + MD))"
+dms_create "$S" $LEN "$sb" $BAND cache_sectors $CACHE idle_ms 0 || bail "cannot create $S"
+s1=$(write_data "$DS" $((3 * BAND * 512 + 8192)) 8192)
+check "S: flush" sync "$DS"
+# Acknowledged, not flushed (write_data would fsync).
+s2=$T_WORK/s2
+head -c 12288 /dev/urandom > "$s2"
+check "S: write 12 KiB, no flush" dd if="$s2" of="$DS" bs=12288 oflag=direct,seek_bytes \
+	seek=$((5 * BAND * 512 + 40960)) conv=notrunc status=none
+dms_expect "S: both writes in the cache" "$DS" "cache_live == 5" "errors == 0"
+check "S: the metadata area fails" backing_reload "$sb" "$s_err_md"
+SMRCTL=$SMR_ROOT/userspace/smrctl
+"$SMRCTL" watch --json > "$T_WORK/s-events" 2>&1 &
+watch_pid=$!
+sleep 1				# subscribed
+mark=$(dms_kmsg_mark)
+check "S: suspend" dmsetup suspend "$S"
+if dmesg_since "$mark" | grep -q "metadata commit at suspend failed"; then
+	ok "S: the failed commit at suspend is logged"
+else
+	not_ok "S: the failed commit at suspend is logged" "$(dmesg_since "$mark" | tail -n 5)"
+fi
+for _ in $(seq 1 25); do
+	grep -q '"commit_error"' "$T_WORK/s-events" && break
+	sleep 0.2
+done
+kill $watch_pid 2> /dev/null
+wait $watch_pid 2> /dev/null
+if grep '"commit_error"' "$T_WORK/s-events" | grep -q '"errno":5'; then
+	ok "S: a commit_error event (errno 5) is sent"
+else
+	not_ok "S: a commit_error event (errno 5) is sent" "$(cat "$T_WORK/s-events")"
+fi
+check "S: the metadata area works again" backing_reload "$sb" "$s_linear"
+check "S: resume" dmsetup resume "$S"
+dms_expect "S: both writes still in the cache; the failure counted" "$DS" \
+	"cache_live == 5" "errors == 1"
+assert_data "S: the flushed write reads back" "$DS" "$s1" $((3 * BAND * 512 + 8192))
+assert_data "S: the unflushed write reads back" "$DS" "$s2" $((5 * BAND * 512 + 40960))
+check "S: remove" dm_remove "$S"
+check "S: create again" dms_create "$S" $LEN "$sb" $BAND cache_sectors $CACHE idle_ms 0
+assert_data "S: after create, the unflushed write reads back" "$DS" "$s2" \
+	$((5 * BAND * 512 + 40960))
+# The same, but the suspended table is replaced by a reload: the new table
+# must commit the old one's state before reading the disk.
+s3=$T_WORK/s3
+head -c 12288 /dev/urandom > "$s3"
+check "S: write 12 KiB to band 4, no flush" dd if="$s3" of="$DS" bs=12288 \
+	oflag=direct,seek_bytes seek=$((4 * BAND * 512 + 40960)) conv=notrunc status=none
+stable=$(dmsetup table "$S")
+check "S: the metadata area fails" backing_reload "$sb" "$s_err_md"
+check "S: suspend (the commit fails)" dmsetup suspend "$S"
+check "S: load the same table" dmsetup load "$S" --table "$stable"
+check "S: the metadata area works again" backing_reload "$sb" "$s_linear"
+check "S: resume the new table" dmsetup resume "$S"
+assert_data "S: the new table reads the write the old one held" "$DS" "$s3" \
+	$((4 * BAND * 512 + 40960))
+check "S: remove" dm_remove "$S"
+check "S: create again" dms_create "$S" $LEN "$sb" $BAND cache_sectors $CACHE idle_ms 0
+assert_data "S: after create, that write reads back" "$DS" "$s3" \
+	$((4 * BAND * 512 + 40960))
+
+# ---- no memory for the cache index -------------------------------------------
+# A cache write whose band's extent array must grow is indexed by the
+# worker, which allocates (GFP_NOIO). When that fails, as under memory
+# pressure (the module's test-only fail_ext_allocs makes the next N fail),
+# the write waits and is retried: its data is in the cache already, so it
+# must not fail.
+FAULT=/sys/module/dm_smr/parameters/fail_ext_allocs
+dms_expect "M: no errors since the create" "$DS" "errors == 0"
+echo 4 > "$FAULT"
+for band in 6 7 8 9; do
+	f=$T_WORK/m$band
+	head -c 4096 /dev/urandom > "$f"
+	if out=$(dd if="$f" of="$DS" bs=4096 oflag=direct,seek_bytes \
+		seek=$((band * BAND * 512 + 4096)) conv=notrunc status=none 2>&1); then
+		ok "M: a cache write to band $band while the index cannot grow succeeds"
+	else
+		not_ok "M: a cache write to band $band while the index cannot grow succeeds" "$out"
+	fi
+done
+assert_eq "M: the four allocations failed (fault injection used up)" 0 "$(cat "$FAULT")"
+echo 0 > "$FAULT"
+for band in 6 7 8 9; do
+	assert_data "M: band $band's write reads back" "$DS" "$T_WORK/m$band" \
+		$((band * BAND * 512 + 4096))
+done
+dms_expect "M: no write failed; all four in the cache" "$DS" "errors == 0" "cache_live == 12"
+
 dmesg_check
 _show_result

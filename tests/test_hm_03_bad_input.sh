@@ -161,6 +161,36 @@ hm_assert_zero "a sequential zone reads zeros" "$F" $((2 * ZS)) 256
 hm_put fw "$F" $((2 * ZS)) 8 "and takes a write at its wp"
 check "remove" dm_remove "$nf"
 
+# Formats whose first 4 KiB are zero: their signature further in is found.
+# put_sig OFFSET PRINTF_BYTES: a zeroed 1 MiB start with those bytes at OFFSET.
+put_sig() {
+	dd if=/dev/zero of="$foreign" bs=1M count=1 oflag=direct conv=fsync,notrunc status=none
+	printf "$2" | dd of="$foreign" bs=1 seek="$1" conv=fsync,notrunc status=none
+	# ZFS: two uberblocks, 1 KiB apart.
+	[ "$1" != 132096 ] ||
+		printf "$2" | dd of="$foreign" bs=1 seek=$(($1 + 1024)) conv=fsync,notrunc status=none
+}
+for sig in "4096 \xfc\x4e\x2b\xa9 a Linux md (RAID) member" \
+	   "65600 _BHRfS_M a btrfs file system" \
+	   "132096 \x0c\xb1\xba\x00\x00\x00\x00\x00 a ZFS vdev"; do
+	read -r off bytes what <<< "$sig"
+	put_sig "$off" "$bytes"
+	mark=$(hm_kmsg_mark)
+	refused "first 4 KiB zero, $what further in, without format" \
+		"$(T $LEN "$foreign" $ZS conv_zones 2)" "Backing device holds another format"
+	if hm_kmsg_since "$mark" | grep -qF "the backing device holds $what"; then
+		ok "the kernel log names $what"
+	else
+		not_ok "the kernel log names $what" "$(hm_kmsg_since "$mark" | tail -n 3)"
+	fi
+done
+check "with format it is accepted" hm_create "$nf" $LEN "$foreign" $ZS conv_zones 2 format
+check "remove" dm_remove "$nf"
+dd if=/dev/zero of="$foreign" bs=1M count=1 oflag=direct conv=fsync,notrunc status=none
+check "all zero: formatted without format" hm_create "$nf" $LEN "$foreign" $ZS conv_zones 2
+hm_put fw "$F" $((2 * ZS)) 8 "and takes a write at its wp"
+check "remove" dm_remove "$nf"
+
 # A dm-smr superblock with a bad checksum is not a dm-smr superblock.
 sb=$(hm_newfile 8)
 dd if="$foreign" of="$sb" bs=4096 count=1 iflag=direct status=none
@@ -295,6 +325,46 @@ check "remove" dm_remove "$nm"
 check "create again" hm_create "$nm" $LEN "$back" $ZS conv_zones 2
 assert_cw "zones 3 and 4 kept their wps" "$M" "$((3 * ZS)) $((4 * ZS))" "cl 16 cl 8"
 hm_assert_read "zone 4 data" "$M" $((4 * ZS)) "$e3"
+
+# ---- a table mixing host-managed and drive-managed targets ------------------
+# dm makes a table zoned if one target is, and a drive-managed target has
+# no zones: refused at construction, naming the cause, leaving neither a
+# device nor a zoned engine behind.
+mix_a=$(new_backing 160) || bail "no backing device"
+mix_b=$(new_backing 160) || bail "no backing device"
+HMLINE="0 $LEN smr $mix_a host-managed $ZS 1 format"
+MIXMSG="cannot mix host-managed and drive-managed smr targets"
+mixed() {
+	local desc=$1 lines=$2 mark out rc log engines
+	engines=$(ls -d /sys/block/smrhm* 2>/dev/null | wc -l)
+	mark=$(hm_kmsg_mark)
+	out=$(printf '%s\n' "$lines" | dmsetup create "$BAD" 2>&1); rc=$?
+	log=$(hm_kmsg_since "$mark")
+	if [ $rc != 0 ] && [[ $log == *"$MIXMSG"* ]]; then
+		ok "$desc: refused ($MIXMSG)"
+	else
+		not_ok "$desc: refused with '$MIXMSG' in the kernel log" \
+			"dmsetup ($rc): $out" "kernel log: $log"
+	fi
+	hm_dm_exists "$BAD" && { not_ok "$desc: no device left behind"; dmsetup remove --retry "$BAD" > /dev/null 2>&1; }
+	udevadm settle 2>/dev/null
+	assert_eq "$desc: no zoned engine left behind" "$engines" \
+		"$(ls -d /sys/block/smrhm* 2>/dev/null | wc -l)"
+}
+mixed "host-managed, then drive-managed" "$HMLINE
+$LEN 65536 smr $mix_b drive-managed 8192 1 format"
+mixed "drive-managed, then host-managed" "0 65536 smr $mix_b drive-managed 8192 1 format
+65536 $LEN smr $mix_a host-managed $ZS 1 format"
+# Two targets of one mode in a table are fine.
+if out=$(printf '%s\n' "$HMLINE" "$LEN $LEN smr $mix_b host-managed $ZS 1 format" |
+	dmsetup create "$BAD" 2>&1); then
+	ok "two host-managed targets in one table: accepted"
+	assert_eq "the two-target device is zoned" host-managed \
+		"$(cat "/sys/block/$(basename "$(readlink -f "/dev/mapper/$BAD")")/queue/zoned")"
+	dmsetup remove --retry "$BAD" > /dev/null 2>&1
+else
+	not_ok "two host-managed targets in one table: accepted" "$out"
+fi
 
 dmesg_check "no kernel warnings"
 _show_result

@@ -135,6 +135,7 @@ static struct nla_policy smr_pol[SMR_A_MAX + 1] = {
 	[SMR_A_EVENT_RATE] = { .type = NLA_U32 },
 	[SMR_A_EVENTS_SENT] = { .type = NLA_U64 },
 	[SMR_A_EVENTS_DROPPED] = { .type = NLA_U64 },
+	[SMR_A_ERRNO] = { .type = NLA_U32 },
 };
 
 static struct nla_policy cv_pol[CV_A_MAX + 1] = {
@@ -194,6 +195,7 @@ static int parse_smr(struct nl_msg *msg, struct rec *r)
 	case SMR_CMD_EV_CACHE_LEVEL: ev = "cache_level"; break;
 	case SMR_CMD_EV_IDLE_CLEAN: ev = "idle_clean"; break;
 	case SMR_CMD_EV_ZONE_ERROR: ev = "zone_error"; break;
+	case SMR_CMD_EV_COMMIT_ERROR: ev = "commit_error"; break;
 	default: return -1;
 	}
 	rec_init(r, SMR_GENL_NAME, ev);
@@ -222,6 +224,7 @@ static int parse_smr(struct nl_msg *msg, struct rec *r)
 	u32_if(r, tb, SMR_A_EVENT_RATE, "event_rate");
 	u64_if(r, tb, SMR_A_EVENTS_SENT, "events_sent");
 	u64_if(r, tb, SMR_A_EVENTS_DROPPED, "events_dropped");
+	u32_if(r, tb, SMR_A_ERRNO, "errno");
 	if (tb[SMR_A_HM_STATS])
 		add_nest(r, tb[SMR_A_HM_STATS], smr_hm_names, SMR_HM_MAX);
 	if (tb[SMR_A_DM_STATS])

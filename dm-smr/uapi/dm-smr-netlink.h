@@ -55,6 +55,7 @@ enum smr_nl_cmd {
 	SMR_CMD_EV_CACHE_LEVEL,
 	SMR_CMD_EV_IDLE_CLEAN,
 	SMR_CMD_EV_ZONE_ERROR,
+	SMR_CMD_EV_COMMIT_ERROR,
 	__SMR_CMD_MAX,
 };
 #define SMR_CMD_MAX (__SMR_CMD_MAX - 1)
@@ -95,6 +96,7 @@ enum smr_nl_attr {
 	SMR_A_RESET_COUNTERS,	/* flag */
 	SMR_A_EVENTS_SENT,	/* u64 */
 	SMR_A_EVENTS_DROPPED,	/* u64 */
+	SMR_A_ERRNO,		/* u32, a positive errno */
 	__SMR_A_MAX,
 };
 #define SMR_A_MAX (__SMR_A_MAX - 1)

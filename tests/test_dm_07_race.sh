@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 300
+#
+# Drive-managed dm-smr: two writes in flight to the same block, both
+# acknowledged and flushed, read the same before and after the device is
+# loaded again from its metadata (dmsetup remove, create). The newest copy
+# in memory and the newest copy on disk must be the same one, whichever
+# write completes first.
+#
+# Two threads write patterns A and B to the same blocks, released
+# together block by block (tests/lib/dm_race.py), to blocks that are not
+# at a band start (those go to the cache, not the band). Then flush, read
+# every block, remove and create the device, read again.
+
+. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/lib/dm.sh"
+
+_prep_test "dm: racing writes to one block read the same after a reload"
+dms_prep
+require_cmd python3
+
+LEN=$((64 * 2048))
+BAND=2048			# 1 MiB bands, 256 blocks
+CACHE=16384			# 2048 slots: room for every round
+ROUNDS=3
+PER_ROUND=128
+read -r _ NEED <<< "$(dms_need $LEN $BAND $CACHE)"
+back=$(new_backing $(( (NEED + 2047) / 2048 ))) || bail "no backing device"
+N=t_${TID}
+D=/dev/mapper/$N
+# idle_ms 0: no background cleaning; the cache keeps both copies.
+dms_create "$N" $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0 format ||
+	bail "cannot create the device"
+
+RACE=$SMR_ROOT/tests/lib/dm_race.py
+mismatch=0 other=0 total=0
+for r in $(seq 1 $ROUNDS); do
+	# Blocks 1 + 2 * i + r of each band: never a band start, new each round.
+	blocks=()
+	for i in $(seq 0 $((PER_ROUND - 1))); do
+		band=$((i % 64))
+		blocks+=($((band * 256 + 1 + 2 * (i / 64) + 4 * r)))
+	done
+	if ! out=$(python3 "$RACE" write "$D" "${blocks[@]}" 2>&1); then
+		not_ok "round $r: racing writes succeed" "$out"
+		continue
+	fi
+	check "round $r: flush" sync "$D"
+	python3 "$RACE" read "$D" "${blocks[@]}" > "$T_WORK/before.$r"
+	check "round $r: remove" dm_remove "$N"
+	dms_create "$N" $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0 ||
+		bail "round $r: cannot create the device again"
+	python3 "$RACE" read "$D" "${blocks[@]}" > "$T_WORK/after.$r"
+	n=$(diff "$T_WORK/before.$r" "$T_WORK/after.$r" | grep -c '^>')
+	o=$(cat "$T_WORK/before.$r" "$T_WORK/after.$r" | grep -c ' other$')
+	a=$(grep -c ' A$' "$T_WORK/before.$r")
+	diag "round $r: $PER_ROUND blocks, $a read A and $((PER_ROUND - a)) B before the reload; $n changed"
+	[ "$n" = 0 ] || diag "$(diff "$T_WORK/before.$r" "$T_WORK/after.$r" | head -6)"
+	mismatch=$((mismatch + n))
+	other=$((other + o))
+	total=$((total + PER_ROUND))
+done
+assert_eq "blocks reading another write after the reload (of $total)" 0 "$mismatch"
+assert_eq "blocks reading neither write" 0 "$other"
+dms_load "$D"
+assert_eq "no write failed" 0 "${DMS[errors]:-?}"
+
+dmesg_check
+_show_result
