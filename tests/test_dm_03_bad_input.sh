@@ -404,8 +404,10 @@ else
 fi
 check "S: the metadata area works again" backing_reload "$sb" "$s_linear"
 check "S: resume" dmsetup resume "$S"
+# (errors >= 1: an I/O sent while the metadata area failed, a flush from
+# outside say, counts too.)
 dms_expect "S: both writes still in the cache; the failure counted" "$DS" \
-	"cache_live == 5" "errors == 1"
+	"cache_live == 5" "errors >= 1"
 assert_data "S: the flushed write reads back" "$DS" "$s1" $((3 * BAND * 512 + 8192))
 assert_data "S: the unflushed write reads back" "$DS" "$s2" $((5 * BAND * 512 + 40960))
 check "S: remove" dm_remove "$S"
