@@ -84,7 +84,7 @@ case_() {
 }
 
 ZS=$HM_ZS
-back=$(new_backing 64) || bail "no backing device"
+back=$(new_backing 80) || bail "no backing device"
 n=t_${TID}_hm
 D=/dev/mapper/$n
 hm_create "$n" $((8 * ZS)) "$back" $ZS format || bail "cannot create the hm device"
