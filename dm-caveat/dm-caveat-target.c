@@ -56,6 +56,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include "smr-fault.h"
 #include "smr-foreign.h"
 #include "smr-compat.h"
 #include "dm-caveat-nl.h"
@@ -1051,19 +1052,6 @@ static unsigned int fail_map_allocs;
 module_param(fail_map_allocs, uint, 0600);
 MODULE_PARM_DESC(fail_map_allocs, "test only: fail this many of the next page allocations in map()");
 
-static bool cv_fault_map_alloc(void)
-{
-	unsigned int n = READ_ONCE(fail_map_allocs), old;
-
-	while (n) {
-		old = cmpxchg(&fail_map_allocs, n, n - 1);
-		if (old == n)
-			return true;
-		n = old;
-	}
-	return false;
-}
-
 /*
  * Add @need pages to the spares. From map() (@in_map) without waiting:
  * false if memory is short, and the worker maps the write instead. From
@@ -1078,7 +1066,7 @@ static bool cv_refill_spares(struct cv_target *sc, unsigned int need,
 		unsigned long p;
 
 		if (in_map)
-			p = cv_fault_map_alloc() ? 0 :
+			p = smr_fault_take(&fail_map_allocs) ? 0 :
 				__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
 		else
 			p = __get_free_page(GFP_NOIO | __GFP_NOWARN);

@@ -64,6 +64,7 @@
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
 
+#include "smr-fault.h"
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
 
@@ -344,19 +345,6 @@ static u32 smr_ext_need(struct smr_band *b, u32 off, u32 n)
 static unsigned int fail_ext_allocs;
 module_param(fail_ext_allocs, uint, 0600);
 MODULE_PARM_DESC(fail_ext_allocs, "test only: fail this many of the next cache index allocations");
-
-static bool smr_fault_ext_alloc(void)
-{
-	unsigned int n = READ_ONCE(fail_ext_allocs), old;
-
-	while (n) {
-		old = cmpxchg(&fail_ext_allocs, n, n - 1);
-		if (old == n)
-			return true;
-		n = old;
-	}
-	return false;
-}
 
 static int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need)
 {
@@ -775,7 +763,7 @@ static void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 	/* Completions of other writes to the band may insert meanwhile. */
 	while (!status && (need = smr_ext_need(b, io->off, io->nr)) > b->cap_ext) {
 		spin_unlock_irq(&sc->lock);
-		if (unlikely(smr_fault_ext_alloc()) || smr_ext_resize(sc, b, need)) {
+		if (unlikely(smr_fault_take(&fail_ext_allocs)) || smr_ext_resize(sc, b, need)) {
 			/*
 			 * No memory now. The data is in the cache: never fail
 			 * the write for that, try again in a while (the write
