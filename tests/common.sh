@@ -216,6 +216,30 @@ require_target() {
 	skip_all "dm target $t not available ($ko not built)"
 }
 
+# run_checks WHAT CMD...: run a checker program (tests/lib/cv_model.py,
+# tests/lib/crashpoints.py); its "CHECK PASS desc" and "CHECK FAIL desc |
+# detail" lines become TAP results, every other line a diagnostic, line
+# by line as it prints them (so a long check shows progress in the
+# test's log; results recorded in the pipeline's subshell count). A
+# non-zero exit (a Python error) is a failed check "WHAT ran to the end".
+run_checks() {
+	local what=$1 line rc
+	shift
+	"$@" 2>&1 | while IFS= read -r line; do
+		case $line in
+		"CHECK PASS "*) ok "${line#CHECK PASS }" ;;
+		"CHECK FAIL "*)
+			line=${line#CHECK FAIL }
+			not_ok "${line%% | *}" "${line#* | }" ;;
+		"# "*) diag "${line#\# }" ;;
+		*) diag "$line" ;;
+		esac
+	done
+	rc=${PIPESTATUS[0]}
+	[ "$rc" = 0 ] || not_ok "$what ran to the end" "exit $rc"
+	return "$rc"
+}
+
 # assert_eq DESC EXPECTED ACTUAL
 assert_eq() {
 	if [ "$2" = "$3" ]; then ok "$1"

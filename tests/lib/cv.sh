@@ -4,26 +4,9 @@
 
 CV_MODEL=$SMR_ROOT/tests/lib/cv_model.py
 
-# cv_py ARGS...: run cv_model.py; its "CHECK PASS/FAIL" lines become TAP
-# results, "# " lines diagnostics, anything else a diagnostic too. A
-# non-zero exit (a Python error) is a failed check.
+# cv_py ARGS...: run cv_model.py through run_checks (tests/common.sh).
 cv_py() {
-	local line rc out
-	out=$(mktemp "$T_WORK/cvpy.XXXXXX")
-	python3 "$CV_MODEL" "$@" > "$out" 2>&1
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"CHECK PASS "*) ok "${line#CHECK PASS }" ;;
-		"CHECK FAIL "*)
-			line=${line#CHECK FAIL }
-			not_ok "${line%% | *}" "${line#* | }" ;;
-		"# "*) diag "${line#\# }" ;;
-		*) diag "$line" ;;
-		esac
-	done < "$out"
-	[ $rc = 0 ] || not_ok "cv_model.py $1 ran to the end" "exit $rc"
-	return $rc
+	run_checks "cv_model.py $1" python3 "$CV_MODEL" "$@"
 }
 
 # cv_field NAME FIELD: one field of the caveat status line (see

@@ -171,18 +171,20 @@ def dm_message(name, *args):
     return r.returncode, r.stdout.strip(), r.stderr.strip()
 
 
-def kernel_dump(name, start=None, count=None):
-    """Damaged extents from the kernel, following 'truncated next=' markers."""
+def kernel_dump(name, start=None, count=None, message=None):
+    """Damaged extents from the kernel, following 'truncated next=' markers.
+    @message(name, *args) -> (rc, response, error): dmsetup by default."""
+    message = message or dm_message
     out = []
     if start is None:
-        rc, txt, err = dm_message(name, 'dump')
+        rc, txt, err = message(name, 'dump')
         args = None
     else:
         args = (start, count)
     end = None if start is None else start + count
     while True:
         if args is not None:
-            rc, txt, err = dm_message(name, 'dump', *args)
+            rc, txt, err = message(name, 'dump', *args)
         if rc != 0:
             raise RuntimeError('dump failed: %s' % err)
         nxt = None
