@@ -2,6 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # BOOTS: 2
 # TIMEOUT: 200
+# SLOW: 1
+# (Real crashes cost a boot each: make check runs this on the first
+# kernel only; test_crash_01_points checks every crash point of a
+# recorded workload on every kernel without a reboot.)
 # A guest crash (sysrq-b) with flushed and unflushed writes, damaging ones
 # among them: after the reboot the damage map is never falsely clean (no
 # block valid that the writes made maybe damaged, every valid block holds

@@ -2,6 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # BOOTS: 4
 # TIMEOUT: 240
+# SLOW: 1
+# (Real crashes cost a boot each: make check runs this on the first
+# kernel only; test_crash_01_points checks every crash point of a
+# recorded workload on every kernel without a reboot.)
 #
 # Drive-managed dm-smr: crash consistency across repeated guest crashes
 # (docs/dm-smr.rst "Durability (drive-managed)").
