@@ -6,9 +6,11 @@
 #   scripts/check.sh                 every kernel scripts/kernels.sh lists
 #   scripts/check.sh VER [smoke]     one kernel (the whole suite unless smoke)
 #
-# Tests marked "# SLOW: 1" (fio's own zoned conformance script, minutes
-# long; the campaign runner's plots) run on the first kernel of the whole
-# suite only.
+# Tests marked "# SLOW: 1" run on the first kernel of the whole suite
+# only: fio's own zoned conformance script (minutes long), the campaign
+# runner's plots, the crash-boot tests (a boot per crash;
+# test_crash_01_points covers crash points on every kernel) and the
+# harness's self-test (it does not depend on the kernel).
 #
 # Results go to tests/results/<VER>/ (suite.tap, logs). A kernel whose
 # build or suite fails does not stop the others; the exit status and the

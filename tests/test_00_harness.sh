@@ -1,6 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 300
+# SLOW: 1
+# (It tests the harness, which does not depend on the kernel under test:
+# make check runs it on the first kernel only.)
 #
 # The harness tests itself: backing regions are fresh, zeroed and
 # disjoint; data written through dm-linear reads back (fio crc32c verify
