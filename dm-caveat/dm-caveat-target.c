@@ -179,6 +179,7 @@ struct cv_target {
 	struct cv_chunk *chunks;
 	u64 nr_chunks;
 	u64 nr_bitmaps;
+	u64 nr_valid;		/* valid blocks, kept by cv_set/clear_range */
 	unsigned long *spare[CV_SPARE_MAX];
 	unsigned int nr_spare;
 	struct list_head inflight;	/* writes mapped and not completed */
@@ -270,6 +271,35 @@ static void cv_to_bitmap(struct cv_target *sc, u64 c)
 		bitmap_zero(p, CV_CHUNK_BLOCKS);
 	ch->bits = p;
 	sc->nr_bitmaps++;
+}
+
+/*
+ * Set bits lo..hi (inclusive) of a bitmap: whole words through
+ * hweight_long, so the cost follows the range, not the chunk.
+ */
+static u64 cv_bits_weight(const unsigned long *bits, u64 lo, u64 hi)
+{
+	u64 n = 0;
+
+	for (; lo <= hi && lo % BITS_PER_LONG; lo++)
+		n += test_bit(lo, bits);
+	for (; lo + BITS_PER_LONG - 1 <= hi; lo += BITS_PER_LONG)
+		n += hweight_long(bits[lo / BITS_PER_LONG]);
+	for (; lo <= hi; lo++)
+		n += test_bit(lo, bits);
+	return n;
+}
+
+/* Lock held: valid blocks among blocks lo..hi (from its start) of chunk @c. */
+static u64 cv_chunk_valid(struct cv_target *sc, u64 c, u64 lo, u64 hi)
+{
+	unsigned long *bits = sc->chunks[c].bits;
+
+	if (!bits)
+		return 0;
+	if (bits == CV_FULL)
+		return hi - lo + 1;
+	return cv_bits_weight(bits, lo, hi);
 }
 
 /* Lock held: a bitmap chunk that is all set or (unpinned) all clear. */
@@ -378,10 +408,14 @@ static void cv_set_range(struct cv_target *sc, u64 a, u64 b)
 		u64 lo = max(a, cs), hi = min(b, ce);
 
 		if (lo == cs && hi == ce) {
+			sc->nr_valid += ce - cs + 1 -
+				cv_chunk_valid(sc, c, 0, ce - cs);
 			if (cv_is_bitmap(ch->bits))
 				cv_put_bitmap(sc, ch->bits);
 			ch->bits = CV_FULL;
 		} else if (cv_is_bitmap(ch->bits)) {
+			sc->nr_valid += hi - lo + 1 -
+				cv_bits_weight(ch->bits, lo - cs, hi - cs);
 			bitmap_set(ch->bits, lo - cs, hi - lo + 1);
 		}
 		/* NULL here: damaged meanwhile by a racing write; keep it so. */
@@ -407,6 +441,7 @@ static void cv_clear_range(struct cv_target *sc, u64 a, u64 b)
 			 * A write in flight that pinned this chunk overlaps
 			 * this range, so it was tainted and sets no bit here.
 			 */
+			sc->nr_valid -= cv_chunk_valid(sc, c, 0, ce - cs);
 			if (cv_is_bitmap(ch->bits))
 				cv_put_bitmap(sc, ch->bits);
 			ch->bits = NULL;
@@ -415,6 +450,7 @@ static void cv_clear_range(struct cv_target *sc, u64 a, u64 b)
 		cv_to_bitmap(sc, c);
 		if (!cv_is_bitmap(ch->bits))
 			continue;
+		sc->nr_valid -= cv_bits_weight(ch->bits, lo - cs, hi - cs);
 		bitmap_clear(ch->bits, lo - cs, hi - lo + 1);
 		cv_compact(sc, c);
 	}
@@ -747,8 +783,14 @@ static int cv_load_bitmap(struct cv_target *sc)
 		}
 		cond_resched();
 	}
-	for (c = 0; c < sc->nr_chunks; c++)
+	/* Not live yet: no lock, and the one full count of the chunks. */
+	sc->nr_valid = 0;
+	for (c = 0; c < sc->nr_chunks; c++) {
 		cv_compact(sc, c);
+		sc->nr_valid += cv_chunk_valid(sc, c, 0, cv_chunk_nbits(sc, c) - 1);
+		if (!(c % 1024))
+			cond_resched();
+	}
 	return 0;
 }
 
@@ -1607,22 +1649,6 @@ static size_t cv_mem_bytes(struct cv_target *sc)
 		(CV_MD_BATCH + !!sc->scramble_page) * PAGE_SIZE;
 }
 
-/* Lock held. */
-static u64 cv_valid_blocks(struct cv_target *sc)
-{
-	u64 c, n = 0;
-
-	for (c = 0; c < sc->nr_chunks; c++) {
-		unsigned long *bits = sc->chunks[c].bits;
-
-		if (bits == CV_FULL)
-			n += cv_chunk_nbits(sc, c);
-		else if (bits)
-			n += bitmap_weight(bits, cv_chunk_nbits(sc, c));
-	}
-	return n;
-}
-
 /*
  * STATUSTYPE_INFO (one line, space separated):
  *
@@ -1655,7 +1681,7 @@ static void cv_status(struct dm_target *ti, status_type_t type,
 	case STATUSTYPE_INFO:
 		spin_lock_irq(&sc->lock);
 		st = sc->stats;
-		valid = cv_valid_blocks(sc);
+		valid = sc->nr_valid;
 		mem = cv_mem_bytes(sc);
 		spin_unlock_irq(&sc->lock);
 		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu",
@@ -1700,7 +1726,7 @@ void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
 
 	spin_lock_irq(&sc->lock);
 	st = sc->stats;
-	s->valid_blocks = cv_valid_blocks(sc);
+	s->valid_blocks = sc->nr_valid;
 	s->mem_bytes = cv_mem_bytes(sc);
 	spin_unlock_irq(&sc->lock);
 	s->nr_blocks = sc->nr_blocks;
