@@ -64,8 +64,9 @@ void smr_hm_recount(struct smr_target *sc)
 				BLK_ZONE_COND_EMPTY;
 		if (zone->cond == BLK_ZONE_COND_CLOSED)
 			sc->nr_closed++;
+		zone->in_imp_ring = 0;
 	}
-	sc->imp_close_next = sc->nr_conv;
+	sc->imp_head = sc->imp_count = 0;
 }
 
 /* Resource accounting, all under sc->lock. */
@@ -92,6 +93,12 @@ static void smr_cond_enter(struct smr_target *sc, struct smr_zone *z, u8 cond)
 	switch (cond) {
 	case BLK_ZONE_COND_IMP_OPEN:
 		sc->nr_imp_open++;
+		if (sc->imp_ring && !z->in_imp_ring) {
+			/* Each zone at most once: the ring cannot overflow. */
+			sc->imp_ring[(sc->imp_head + sc->imp_count++) % sc->nr_zones] =
+				z - sc->zones;
+			z->in_imp_ring = 1;
+		}
 		break;
 	case BLK_ZONE_COND_EXP_OPEN:
 		sc->nr_exp_open++;
@@ -109,20 +116,24 @@ static void smr_close(struct smr_target *sc, struct smr_zone *z)
 		       BLK_ZONE_COND_EMPTY);
 }
 
+/*
+ * Close the oldest implicitly open zone (the caller saw nr_imp_open > 0,
+ * so the ring holds one). Entries of zones no longer implicitly open are
+ * dropped on the way: each was pushed once, so this is O(1) amortized.
+ */
 static void smr_close_one_imp_open(struct smr_target *sc)
 {
-	u32 z = sc->imp_close_next, i;
+	while (sc->imp_count) {
+		struct smr_zone *z = &sc->zones[sc->imp_ring[sc->imp_head]];
 
-	for (i = sc->nr_conv; i < sc->nr_zones; i++) {
-		if (z >= sc->nr_zones)
-			z = sc->nr_conv;
-		if (sc->zones[z].cond == BLK_ZONE_COND_IMP_OPEN) {
-			smr_close(sc, &sc->zones[z]);
-			sc->imp_close_next = z + 1;
+		sc->imp_head = (sc->imp_head + 1) % sc->nr_zones;
+		sc->imp_count--;
+		z->in_imp_ring = 0;
+		if (z->cond == BLK_ZONE_COND_IMP_OPEN) {
+			smr_close(sc, z);
 			sc->stats.imp_closes++;
 			return;
 		}
-		z++;
 	}
 }
 
@@ -870,6 +881,13 @@ int smr_hm_ctx_init(struct smr_target *sc)
 	for (z = 0; z < sc->nr_zones; z++)
 		INIT_LIST_HEAD(&sc->zones[z].fifo);
 	sc->mem_bytes = sizeof(*sc) + (size_t)sc->nr_zones * sizeof(*sc->zones);
+	if (sc->eff_max_open) {
+		/* Only an open limit ever closes a zone to make room. */
+		sc->imp_ring = kvcalloc(sc->nr_zones, sizeof(u32), GFP_KERNEL);
+		if (!sc->imp_ring)
+			return -ENOMEM;
+		sc->mem_bytes += (size_t)sc->nr_zones * sizeof(u32);
+	}
 	ret = smr_md_init(sc);
 	if (ret)
 		return ret;
@@ -889,5 +907,6 @@ void smr_hm_ctx_exit(struct smr_target *sc)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);
 	smr_md_exit(sc);
+	kvfree(sc->imp_ring);
 	kvfree(sc->zones);
 }

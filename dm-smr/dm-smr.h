@@ -113,7 +113,8 @@ struct smr_zone {
 	u32 dend;
 	u8 cond;		/* enum blk_zone_cond */
 	u8 finished;		/* FULL through a finish, not by data */
-	u16 pad;
+	u8 in_imp_ring;		/* listed in smr_target.imp_ring */
+	u8 pad;
 	u32 gen;
 	struct list_head fifo;	/* struct smr_hm_io, in flight */
 };
@@ -188,7 +189,15 @@ struct smr_target {
 	u32 nr_imp_open;
 	u32 nr_exp_open;
 	u32 nr_closed;
-	u32 imp_close_next;
+	/*
+	 * With an open limit: the zones that became implicitly open, oldest
+	 * first, each at most once (in_imp_ring); zones that left that
+	 * state since are skipped when popped. A ring of nr_zones entries,
+	 * so closing one to make room is O(1) amortized, not a scan.
+	 */
+	u32 *imp_ring;
+	u32 imp_head;
+	u32 imp_count;
 	struct smr_stats stats;
 
 	/* Deferred completions, handled by the commit worker. */

@@ -299,6 +299,27 @@ assert_eq "C status: imp_open exp_open closed full" "1 1 0 1" \
 	"$(hm_stat "$C" imp_open exp_open closed full)"
 
 # ====================================================================
+# Device F: 8 zones, 1 conventional, max_open 2; zones opened in the
+# order 5, 3: at the limit the zone opened first is closed, not the
+# lowest-numbered one (the target keeps them in a queue, no zone scan).
+backf=$(new_backing 80) || bail "no backing device F"
+nf=t_${TID}_f
+F=/dev/mapper/$nf
+hm_create "$nf" $((8 * ZS)) "$backf" $ZS conv_zones 1 max_open 2 ||
+	bail "cannot create device F"
+hm_put f5 "$F" $(zs 5) 8
+hm_put f3 "$F" $(zs 3) 8
+hm_put f6 "$F" $(zs 6) 8 "F: a write to a third zone at the open limit"
+assert_cw "F: zone 5, opened first, was closed; 3 and 6 are open" "$F" \
+	"$(zs 3) $(zs 5) $(zs 6)" "oi 8 cl 8 oi 8"
+hm_put f3b "$F" $(( $(zs 3) + 8 )) 8 "F: zone 3 written again (still open)"
+hm_put f2 "$F" $(zs 2) 8 "F: a write to a fourth zone"
+assert_cw "F: then zone 3 (opened before 6) was closed" "$F" \
+	"$(zs 2) $(zs 3) $(zs 5) $(zs 6)" "oi 8 cl 16 cl 8 oi 8"
+assert_eq "F: imp_closes imp_open closed" "2 2 2" "$(hm_stat "$F" imp_closes imp_open closed)"
+hm_assert_read "F: data of zone 3 intact" "$F" $(zs 3) "$f3"
+
+# ====================================================================
 # Zone append. fio 3.33 cannot issue zone appends to a block device (its
 # io_uring engine has none for them), and zonefs on this 6.1 kernel fails
 # every append even on a native null_blk (its written-sector check). btrfs
