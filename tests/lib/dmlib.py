@@ -21,6 +21,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 
 os.environ['DM_DISABLE_UDEV'] = '1'
 
@@ -131,10 +132,20 @@ def create(name, table):
         return Dev(name, info.major, info.minor)
 
 
-def remove(name):
-    with _Task(DM_DEVICE_REMOVE, name) as t:
-        _lib.dm_task_retry_remove(t.t)
-        t.run('remove %s' % name)
+def remove(name, tries=4):
+    """Remove NAME. libdevmapper retries a busy device for 5 s (udev's
+    probe may hold it open); under a loaded TCG that is not always enough,
+    so try up to @tries times."""
+    for i in range(tries):
+        try:
+            with _Task(DM_DEVICE_REMOVE, name) as t:
+                _lib.dm_task_retry_remove(t.t)
+                t.run('remove %s' % name)
+            break
+        except DmError:
+            if i == tries - 1:
+                raise
+            time.sleep(1)
     try:
         os.unlink(os.path.join(_NODES, name))
     except FileNotFoundError:
