@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,7 +436,15 @@ static int cmd_create(int argc, char **argv)
 		case O_MAXACT: g.max_active = int_arg("--max-active", a); break;
 		case O_DID: g.did = int_arg("--did", a); break;
 		case O_DNOR: g.dnor = int_arg("--dnor", a); break;
-		case O_BS: g.block_size = (uint32_t)size_arg("--block-size", a); break;
+		case O_BS: {
+			uint64_t bs = size_arg("--block-size", a);
+
+			/* No silent truncation of 4G to 0 (the default). */
+			if (bs < 512 || bs > 65536)
+				die("--block-size '%s': a power of two from 512 to 65536", a);
+			g.block_size = (uint32_t)bs;
+			break;
+		}
 		case O_UNSH: g.unshingled = int_arg("--unshingled", a); break;
 		case O_FORMAT: g.format = 1; break;
 		}
@@ -757,7 +766,9 @@ static int cmd_wait_clean(int argc, char **argv)
 			char *end;
 
 			timeout = strtod(argv[++i], &end);
-			if (*end || timeout < 0)
+			/* strtod takes "nan" and "inf": neither is a timeout. */
+			if (end == argv[i] || *end || !isfinite(timeout) ||
+			    timeout < 0)
 				die("--timeout '%s': seconds, e.g. 600", argv[i]);
 		} else if (argv[i][0] != '-' && !w.name) {
 			w.name = argv[i];
