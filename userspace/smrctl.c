@@ -137,6 +137,42 @@ static char *dm_target_of(const char *name)
 	return ret;
 }
 
+/*
+ * A device argument as the user gives it: a dm name, a /dev/mapper/NAME
+ * path, a /dev/dm-N node or a link to one. Returns the dm name.
+ */
+static const char *dev_arg(const char *a)
+{
+	static char name[128];	/* DM_NAME_LEN, <linux/dm-ioctl.h> */
+	char sys[PATH_MAX], *real, *base;
+	FILE *f;
+
+	if (!strchr(a, '/'))
+		return a;
+	real = realpath(a, NULL);
+	if (!real) {
+		/* Not there (yet): the caller says so, by its name. */
+		if (!strncmp(a, "/dev/mapper/", 12) && a[12])
+			return a + 12;
+		die("%s: %s", a, strerror(errno));
+	}
+	base = strrchr(real, '/') + 1;
+	if (!strncmp(real, "/dev/mapper/", 12) && real[12]) {
+		snprintf(name, sizeof(name), "%s", real + 12);
+	} else if (!strncmp(base, "dm-", 3)) {
+		snprintf(sys, sizeof(sys), "/sys/block/%s/dm/name", base);
+		f = fopen(sys, "r");
+		if (!f || !fgets(name, sizeof(name), f))
+			die("%s: cannot read its device-mapper name (%s)", a, sys);
+		fclose(f);
+		name[strcspn(name, "\n")] = 0;
+	} else {
+		die("%s is not a device-mapper device (give a name, /dev/mapper/NAME or /dev/dm-N)", a);
+	}
+	free(real);
+	return name;
+}
+
 static void check_smr_dev(const char *name, const char *want)
 {
 	struct dm_info info;
@@ -512,6 +548,7 @@ static int cmd_remove(int argc, char **argv)
 		exit(EXIT_USAGE);
 	}
 	need_root("smrctl remove");
+	argv[1] = (char *)dev_arg(argv[1]);
 	dm_init();
 	check_smr_dev(argv[1], NULL);
 	if (!dm_exists(argv[1], &info))
@@ -581,7 +618,7 @@ static int cmd_status(int argc, char **argv)
 		if (!strcmp(argv[i], "--json"))
 			s.json = 1;
 		else if (argv[i][0] != '-' && !name)
-			name = argv[i];
+			name = dev_arg(argv[i]);
 		else {
 			fprintf(stderr, "usage: smrctl status [NAME] [--json]\n");
 			exit(EXIT_USAGE);
@@ -771,7 +808,7 @@ static int cmd_wait_clean(int argc, char **argv)
 			    timeout < 0)
 				die("--timeout '%s': seconds, e.g. 600", argv[i]);
 		} else if (argv[i][0] != '-' && !w.name) {
-			w.name = argv[i];
+			w.name = dev_arg(argv[i]);
 		} else {
 			fprintf(stderr, "usage: smrctl wait-clean NAME [--timeout S]\n");
 			exit(EXIT_USAGE);
@@ -838,6 +875,7 @@ static int cmd_message(int argc, char **argv, const char *what)
 			!strcmp(what, "policy") ? " fifo|greedy|cost-benefit" : "");
 		exit(EXIT_USAGE);
 	}
+	argv[1] = (char *)dev_arg(argv[1]);
 	dm_init();
 	check_smr_dev(argv[1], strcmp(what, "clear-stats") ? "smr" : NULL);
 	if (!strcmp(what, "policy"))
@@ -871,7 +909,7 @@ static int cmd_zones(int argc, char **argv)
 		fprintf(stderr, "usage: smrctl zones NAME\n");
 		exit(EXIT_USAGE);
 	}
-	snprintf(path, sizeof(path), "/dev/mapper/%s", argv[1]);
+	snprintf(path, sizeof(path), "/dev/mapper/%s", dev_arg(argv[1]));
 	zbd_set_log_level(ZBD_LOG_NONE);
 	fd = zbd_open(path, O_RDONLY, &info);
 	if (fd < 0) {
@@ -924,7 +962,7 @@ static int cmd_dump(int argc, char **argv)
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else if (argv[i][0] != '-' && !name)
-			name = argv[i];
+			name = dev_arg(argv[i]);
 		else {
 			fprintf(stderr, "usage: smrctl dump NAME [--json]\n");
 			exit(EXIT_USAGE);

@@ -40,6 +40,18 @@ class SmrctlOptionsTest(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("--timeout '%s'" % bad, r.stderr)
 
+    def test_device_paths(self):
+        # A /dev/mapper path used to be looked up as /dev/mapper//dev/mapper/...
+        r = self.run_smrctl('zones', '/dev/mapper/smrctl-test-nosuch')
+        if 'built without libzbd' in r.stderr:
+            self.skipTest('smrctl built without libzbd')
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('/dev/mapper/smrctl-test-nosuch does not exist', r.stderr)
+        self.assertNotIn('//', r.stderr)
+        r = self.run_smrctl('zones', self.disk)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('is not a device-mapper device', r.stderr)
+
 
 if __name__ == '__main__':
     unittest.main()
