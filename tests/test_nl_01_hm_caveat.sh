@@ -62,6 +62,11 @@ zr=$("$SMRCTL" zones nl01hm 2>&1)
 diag "$zr"
 assert_eq "smrctl zones: conv, seq x7, zone 3 ro" "conv seq seq seq seq seq seq seq ro" \
 	"$(awk 'NR > 2 { t = t $5 " " } $1 == 49152 { c = $6 } END { print t c }' <<< "$zr")"
+# The same device named by its /dev/mapper path and by its /dev/dm-N node.
+node=/dev/$(basename "$(readlink -f /dev/mapper/nl01hm)")
+assert_eq "smrctl zones /dev/mapper/nl01hm: the same report" "$zr" \
+	"$("$SMRCTL" zones /dev/mapper/nl01hm 2>&1)"
+assert_eq "smrctl zones $node: the same report" "$zr" "$("$SMRCTL" zones "$node" 2>&1)"
 
 # Prometheus endpoint: loopback only; device counters by name.
 check_fail "smrd refuses a non-loopback metrics address" "$SMRD" --metrics 0.0.0.0:9433
