@@ -26,6 +26,7 @@ require_target snapshot
 CP="python3 $SMR_ROOT/tests/lib/crashpoints.py run"
 # crashpoints.py quiets udev for its own devices while it runs (a rule it
 # removes at its end); should it be killed, remove the rule here.
+# shellcheck disable=SC2154 # cp_rc is set inside the trap itself
 trap 'cp_rc=$?; rm -f /run/udev/rules.d/00-smr-crashpoints.rules; udevadm control --reload; (exit $cp_rc); _cleanup_test' EXIT
 ROUNDS=${CP_ROUNDS:-6}
 OPS=${CP_OPS:-24}
