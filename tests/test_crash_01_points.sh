@@ -21,7 +21,10 @@ require_cmd dmsetup python3 blkzone blockdev
 modprobe dm-log-writes 2>/dev/null
 modprobe dm-snapshot 2>/dev/null
 require_target log-writes
-require_target snapshot
+# Each state on a dm-snapshot of the replayed device; where the kernel has
+# no dm-snapshot (the debug builds in ../shared/kernels), on a copy.
+COPY=
+dmsetup targets | grep -q '^snapshot ' || COPY=--copy
 
 CP="python3 $SMR_ROOT/tests/lib/crashpoints.py run"
 # crashpoints.py quiets udev for its own devices while it runs (a rule it
@@ -44,7 +47,7 @@ cp_model() {
 	run_checks "crashpoints.py $model" $CP --model "$model" --name "t_${TID}_$model" \
 		--backing "$backing" --log "$log" --replay "$replay" --cow "$cow" \
 		--table "$table" --blocks "$blocks" --rounds "$ROUNDS" --ops "$OPS" \
-		--subsets "$SUBSETS" --max-points "$MAXP" --seed "${CP_SEED:-11}" "$@"
+		--subsets "$SUBSETS" --max-points "$MAXP" --seed "${CP_SEED:-11}" $COPY "$@"
 }
 
 for m in ${CP_MODELS:-dm hm cv}; do

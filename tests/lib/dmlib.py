@@ -116,6 +116,18 @@ class Dev:
         os.mknod(self.path, stat.S_IFBLK | 0o600, os.makedev(major, minor))
 
 
+def _existing(path):
+    """A Dev for a device made elsewhere (a /dev path)."""
+    st = os.stat(path)
+    d = Dev.__new__(Dev)
+    d.name, d.path = os.path.basename(path), path
+    d.spec = '%d:%d' % (os.major(st.st_rdev), os.minor(st.st_rdev))
+    return d
+
+
+Dev.existing = staticmethod(_existing)
+
+
 def create(name, table):
     """Create, load and resume NAME with TABLE (lines of "start len type
     params"); returns a Dev."""
