@@ -41,6 +41,7 @@ MAXP=${CP_MAX_POINTS:-60}
 cp_model() {
 	local model=$1 mb=$2 blocks=$3 table=$4 backing log replay cow
 	shift 4
+	diag "$model: setting up ($(date +%T))"
 	backing=$(new_backing "$mb") && log=$(new_backing 512) &&
 		replay=$(new_backing "$mb") && cow=$(new_backing 64) ||
 		{ not_ok "$model: backing devices"; return; }
@@ -72,5 +73,6 @@ for m in ${CP_MODELS:-dm hm cv}; do
 	*) not_ok "CP_MODELS: unknown model $m" ;;
 	esac
 done
+diag "checks done ($(date +%T))"
 dmesg_check
 _show_result
