@@ -26,8 +26,9 @@ Replay. The crash states checked are:
     logged before the next flush (a drive may have written any of them,
     in any order). --subsets N per interval between two flushes.
 Each state is built on a dm-snapshot (transient) of REPLAY, which holds
-the log applied up to the state's flush; the target is created over the
-snapshot with the same table (no format), checked, and removed.
+the log applied up to the state's flush (with --copy, for kernels without
+dm-snapshot: on a copy of REPLAY written to COW); the target is created
+over it with the same table (no format), checked, and removed.
 
 What holds at every point (docs/dm-smr.rst "Durability", docs/dm-caveat.rst
 "Crash safety"): the target activates; for each operation, "durable" when
@@ -173,19 +174,10 @@ class Op:
         self.first, self.n, self.tag, self.zone = first, n, tag, zone
         self.dur = None
 
-    def to_json(self):
-        return [self.kind, self.first, self.n, self.tag, self.zone, self.prev, self.dur]
-
-    @classmethod
-    def from_json(cls, v):
-        o = cls(v[0], v[5], v[1], v[2], v[3], v[4])
-        o.dur = v[6]
-        return o
-
 
 class Recorder:
-    def __init__(self, a, dev, logname):
-        self.a, self.dev, self.logname = a, dev, logname
+    def __init__(self, dev, logname):
+        self.logname = logname
         self.fd = os.open(dev, os.O_RDWR | os.O_DIRECT)
         self.sfd = os.open(dev, os.O_RDWR | os.O_DIRECT | os.O_DSYNC)
         self.buf = Buf()
@@ -287,7 +279,7 @@ def record(a):
     logdev = dmlib.create(logname, '0 %d log-writes %s %s' % (sectors, a.backing, a.log))
     dev = dmlib.create(devname, a.table.format(dev=logdev.spec)).path
     rng = random.Random(a.seed)
-    r = Recorder(a, dev, logname)
+    r = Recorder(dev, logname)
     try:
         r.sync()                                    # m0: the format is durable
         wp = [0] * (a.blocks // a.zone_blocks) if a.model == 'hm' else None
@@ -472,16 +464,16 @@ def zone_candidates(zops, ex_d, ex_p, zb):
     d = max([i for i, o in enumerate(zops) if ex_d[i]], default=-1)
     wp, content, full = 0, {}, False
 
-    def step(o, n=None):
+    def step(o):
         nonlocal wp, content, full
         if o.kind == 'reset':
             wp, content, full = 0, {}, False
         elif o.kind == 'finish':
             full = True
         else:
-            for k in range(o.n if n is None else n):
+            for k in range(o.n):
                 content[wp + k] = o.tag
-            wp += o.n if n is None else n
+            wp += o.n
     for o in zops[:d + 1]:
         step(o)
     cands = [(wp, dict(content), full or wp == zb)]
@@ -548,11 +540,10 @@ def check_cv(a, dev, ops, ex, buf, name):
     for i, o in enumerate(ops):
         if ex.durable[i]:
             m.write(o.first, o.n, o.tag)
-    written, damaged, later = set(), set(), {}
+    damaged, later = set(), {}      # later: block -> tags possible writes put there
     for i, o in enumerate(ops):
         if ex.durable[i] or not ex.possible[i]:
             continue
-        written.update(range(o.first, o.first + o.n))
         for b in range(o.first, o.first + o.n):
             later.setdefault(b, set()).add(o.tag)
         d = m.damage_range(o.first, o.first + o.n - 1)
@@ -563,9 +554,9 @@ def check_cv(a, dev, ops, ex, buf, name):
             0, dmlib.message(n, ' '.join(str(x) for x in args)), '')):
         kvalid[s:s + ln] = bytes(ln)
     for b in range(n):
-        if m.valid[b] and b not in written and b not in damaged and not kvalid[b]:
+        if m.valid[b] and b not in later and b not in damaged and not kvalid[b]:
             bad.append('block %d: flushed write %s lost (maybe damaged)' % (b, m.content[b]))
-        if not m.valid[b] and b not in written and kvalid[b]:
+        if not m.valid[b] and b not in later and kvalid[b]:
             bad.append('block %d: valid, but maybe damaged by flushed writes' % b)
     # Read every valid block, in runs.
     b = 0

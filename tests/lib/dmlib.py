@@ -115,17 +115,14 @@ class Dev:
             os.unlink(self.path)
         os.mknod(self.path, stat.S_IFBLK | 0o600, os.makedev(major, minor))
 
-
-def _existing(path):
-    """A Dev for a device made elsewhere (a /dev path)."""
-    st = os.stat(path)
-    d = Dev.__new__(Dev)
-    d.name, d.path = os.path.basename(path), path
-    d.spec = '%d:%d' % (os.major(st.st_rdev), os.minor(st.st_rdev))
-    return d
-
-
-Dev.existing = staticmethod(_existing)
+    @classmethod
+    def existing(cls, path):
+        """A Dev for a device made elsewhere, by its /dev path."""
+        d = cls.__new__(cls)
+        rdev = os.stat(path).st_rdev
+        d.name, d.path = os.path.basename(path), path
+        d.spec = '%d:%d' % (os.major(rdev), os.minor(rdev))
+        return d
 
 
 def create(name, table):
