@@ -59,6 +59,7 @@
 #include "smr-fault.h"
 #include "smr-foreign.h"
 #include "smr-compat.h"
+#include "smr-ondisk.h"
 #include "dm-caveat-nl.h"
 
 #define DM_MSG_PREFIX "caveat"
@@ -79,57 +80,11 @@
 #define CV_MAX_BLOCK_SIZE	65536
 #define CV_MAX_DID		(1ULL << 32)
 
-/*
- * On-disk layout (all fields little endian, offsets in bytes):
- *
- *   4 KiB block 0          superblock (struct cv_super)
- *   4 KiB blocks 1..2N     valid-block bitmap: N pages, each with two
- *                          slots (A at 1 + 2k, B at 2 + 2k) written
- *                          alternately; a page holds a 64-byte header and
- *                          the bits of CV_MD_BITS blocks (bit set = valid)
- *   data_start (sectors)   the emulated disk, aligned to 1 MiB
- *
- * A page with no valid slot (never written since format, or both copies
- * torn) reads as "every block maybe damaged", the safe state. Format
- * therefore writes only the superblock: zeroed first, new one last.
- */
-#define CV_MD_SIZE		4096
+/* The on-disk format (superblock, bitmap pages) is in smr-ondisk.h. */
+#define CV_MD_SIZE		SMR_MD_BLOCK_SIZE
 #define CV_MD_SECTORS		(CV_MD_SIZE >> SECTOR_SHIFT)
-#define CV_MD_HDR		64
-#define CV_MD_WORDS		((CV_MD_SIZE - CV_MD_HDR) / 8)	/* 504 */
-#define CV_MD_BITS		(CV_MD_WORDS * 64)		/* 32256 */
 #define CV_MD_BATCH		8
 #define CV_ALIGN_SECTORS	2048
-
-#define CV_SB_MAGIC		0x74764163	/* "cAvt" */
-#define CV_MD_MAGIC		0x6d764163	/* "cAvm" */
-#define CV_VERSION		1
-
-struct cv_super {
-	__le32 magic;		/*   0: CV_SB_MAGIC, written last at format */
-	__le32 crc;		/*   4: crc32 of the 4 KiB block, this field 0 */
-	__le32 version;		/*   8: CV_VERSION */
-	__le32 block_size;	/*  12: bytes */
-	__le64 format_id;	/*  16: random, identifies this format */
-	__le64 nr_blocks;	/*  24: capacity in blocks */
-	__le64 did;		/*  32 */
-	__le64 dnor;		/*  40 */
-	__le64 unshingled;	/*  48: blocks */
-	__le64 data_start;	/*  56: first data sector on the backing dev */
-	__le32 md_pages;	/*  64: N, bitmap pages (2N slots) */
-	__le32 bits_per_page;	/*  68: CV_MD_BITS */
-	__u8 reserved[4024];	/*  72: zero */
-} __packed;
-
-struct cv_md_header {
-	__le32 magic;		/*  0: CV_MD_MAGIC */
-	__le32 crc;		/*  4: crc32 seeded with gen, this field 0 */
-	__le64 gen;		/*  8: commit generation; newest valid wins */
-	__le64 format_id;	/* 16: must match the superblock */
-	__le32 index;		/* 24: page number */
-	__le32 nr_bits;		/* 28: blocks this page describes */
-	__u8 reserved[32];	/* 32: zero */
-} __packed;
 
 struct cv_chunk {
 	unsigned long *bits;	/* NULL: none valid, CV_FULL: all, else bitmap */
@@ -553,7 +508,7 @@ static u32 cv_page_bits(struct cv_target *sc, u32 k)
 /* Lock held: fill @buf with bitmap page @k from the chunks. */
 static void cv_build_page(struct cv_target *sc, u32 k, void *buf)
 {
-	struct cv_md_header *hdr = buf;
+	struct smr_blk_header *hdr = buf;
 	__le64 *w = buf + CV_MD_HDR;
 	u64 base = (u64)k * CV_MD_BITS;
 	u32 nbits = cv_page_bits(sc, k);
@@ -563,7 +518,7 @@ static void cv_build_page(struct cv_target *sc, u32 k, void *buf)
 	hdr->magic = cpu_to_le32(CV_MD_MAGIC);
 	hdr->format_id = cpu_to_le64(sc->format_id);
 	hdr->index = cpu_to_le32(k);
-	hdr->nr_bits = cpu_to_le32(nbits);
+	hdr->nr = cpu_to_le32(nbits);
 	for (i = 0; i * 64 < nbits; i++) {
 		u64 b = base + (u64)i * 64;	/* a multiple of 64 */
 		struct cv_chunk *ch = &sc->chunks[b >> CV_CHUNK_SHIFT];
@@ -583,7 +538,7 @@ static void cv_build_page(struct cv_target *sc, u32 k, void *buf)
 
 static void cv_seal_page(void *buf, u64 gen)
 {
-	struct cv_md_header *hdr = buf;
+	struct smr_blk_header *hdr = buf;
 
 	hdr->gen = cpu_to_le64(gen);
 	hdr->crc = 0;
@@ -702,7 +657,7 @@ static int cv_format(struct cv_target *sc)
 
 static bool cv_page_valid(struct cv_target *sc, void *buf, u32 k)
 {
-	struct cv_md_header *hdr = buf;
+	struct smr_blk_header *hdr = buf;
 	u32 crc = le32_to_cpu(hdr->crc);
 	u64 gen = le64_to_cpu(hdr->gen);
 	bool ok;
@@ -710,7 +665,7 @@ static bool cv_page_valid(struct cv_target *sc, void *buf, u32 k)
 	if (le32_to_cpu(hdr->magic) != CV_MD_MAGIC ||
 	    le64_to_cpu(hdr->format_id) != sc->format_id ||
 	    le32_to_cpu(hdr->index) != k ||
-	    le32_to_cpu(hdr->nr_bits) != cv_page_bits(sc, k))
+	    le32_to_cpu(hdr->nr) != cv_page_bits(sc, k))
 		return false;
 	hdr->crc = 0;
 	ok = crc32_le((u32)gen, buf, CV_MD_SIZE) == crc;
@@ -767,8 +722,8 @@ static int cv_load_bitmap(struct cv_target *sc)
 			return ret;
 		va = cv_page_valid(sc, a, k);
 		vb = cv_page_valid(sc, b, k);
-		ga = va ? le64_to_cpu(((struct cv_md_header *)a)->gen) : 0;
-		gb = vb ? le64_to_cpu(((struct cv_md_header *)b)->gen) : 0;
+		ga = va ? le64_to_cpu(((struct smr_blk_header *)a)->gen) : 0;
+		gb = vb ? le64_to_cpu(((struct smr_blk_header *)b)->gen) : 0;
 		sc->md_gen = max3(sc->md_gen, ga, gb);
 		/* Neither: never written since format (all maybe damaged). */
 		use_b = vb && (!va || gb > ga);

@@ -80,25 +80,7 @@
 #define SMR_BAND_NONE		U32_MAX
 #define SMR_EXT_MAX_LEN		U16_MAX
 
-/* On-disk records. */
-struct smr_slot_rec {
-	__le64 seq;		/* 0: sequence number of the write */
-	__le32 lba;		/* 8: device block (4 KiB) it holds */
-	__le32 flags;		/* 12: SMR_SLOT_VALID */
-} __packed;
-#define SMR_SLOT_VALID		1
-
-struct smr_intent_rec {
-	__le32 state;		/* 0: SMR_INTENT_* */
-	__le32 band;		/* 4 */
-	__le64 seq;		/* 8: clean sequence the band gets */
-} __packed;
-#define SMR_INTENT_NONE		0
-#define SMR_INTENT_SPARE_FULL	1
-
-#define SMR_DM_HDR		sizeof(struct smr_zt_header)
-#define SMR_SLOTS_PER_BLOCK	((SMR_BLOCK_SIZE - SMR_DM_HDR) / sizeof(struct smr_slot_rec))
-#define SMR_BANDS_PER_BLOCK	((SMR_BLOCK_SIZE - SMR_DM_HDR) / sizeof(__le64))
+#define SMR_DM_HDR		sizeof(struct smr_blk_header)
 
 enum {
 	SMR_DM_OPT_CACHE = 1 << 0,
@@ -1410,7 +1392,7 @@ u32 smr_dm_block_records(struct smr_target *sc, u32 k)
 void smr_dm_build_block(struct smr_target *sc, u32 k, void *buf)
 {
 	struct smr_dm *dm = sc->dm;
-	struct smr_zt_header *hdr = buf;
+	struct smr_blk_header *hdr = buf;
 	void *rec = buf + SMR_DM_HDR;
 	u32 nr = smr_dm_block_records(sc, k), i;
 

@@ -130,7 +130,7 @@ static u8 smr_persist_cond(struct smr_zone *z, u32 cap)
 /* Fill @page with table block @k from the zone array. Caller holds lock. */
 static void smr_build_block(struct smr_target *sc, u32 k, void *buf)
 {
-	struct smr_zt_header *hdr = buf;
+	struct smr_blk_header *hdr = buf;
 	struct smr_zt_rec *rec = buf + sizeof(*hdr);
 	u32 first = k * SMR_ZT_PER_BLOCK;
 	u32 nr;
@@ -156,7 +156,7 @@ static void smr_build_block(struct smr_target *sc, u32 k, void *buf)
 
 static void smr_seal_block(void *buf, u64 gen)
 {
-	struct smr_zt_header *hdr = buf;
+	struct smr_blk_header *hdr = buf;
 
 	hdr->gen = cpu_to_le64(gen);
 	hdr->crc = 0;
@@ -291,7 +291,7 @@ static int smr_format(struct smr_target *sc)
 
 static bool smr_block_valid(struct smr_target *sc, void *buf, u32 k)
 {
-	struct smr_zt_header *hdr = buf;
+	struct smr_blk_header *hdr = buf;
 	u32 crc = le32_to_cpu(hdr->crc);
 	u64 gen = le64_to_cpu(hdr->gen);
 	u32 nr = sc->mode == SMR_MODE_DRIVE_MANAGED ?
@@ -311,9 +311,9 @@ static bool smr_block_valid(struct smr_target *sc, void *buf, u32 k)
 
 static int smr_load_block(struct smr_target *sc, u32 k, void *buf)
 {
-	struct smr_zt_rec *rec = buf + sizeof(struct smr_zt_header);
+	struct smr_zt_rec *rec = buf + sizeof(struct smr_blk_header);
 	u32 first = k * SMR_ZT_PER_BLOCK;
-	u32 nr = le32_to_cpu(((struct smr_zt_header *)buf)->nr);
+	u32 nr = le32_to_cpu(((struct smr_blk_header *)buf)->nr);
 	u32 i;
 
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
@@ -384,8 +384,8 @@ int smr_md_load_table(struct smr_target *sc)
 			void *b = page_address(sc->md_pages[2 * j + 1]);
 			bool va = smr_block_valid(sc, a, k + j);
 			bool vb = smr_block_valid(sc, b, k + j);
-			u64 ga = va ? le64_to_cpu(((struct smr_zt_header *)a)->gen) : 0;
-			u64 gb = vb ? le64_to_cpu(((struct smr_zt_header *)b)->gen) : 0;
+			u64 ga = va ? le64_to_cpu(((struct smr_blk_header *)a)->gen) : 0;
+			u64 gb = vb ? le64_to_cpu(((struct smr_blk_header *)b)->gen) : 0;
 			bool use_b;
 
 			if (!va && !vb) {

@@ -23,6 +23,7 @@
 #include <linux/workqueue.h>
 
 #include "smr-compat.h"
+#include "smr-ondisk.h"
 
 #define DM_MSG_PREFIX "smr"
 
@@ -42,62 +43,7 @@ enum smr_mode {
 	SMR_MODE_DRIVE_MANAGED = 2,
 };
 
-/*
- * On-disk layout (all fields little endian, offsets in bytes):
- *
- *   4 KiB block 0          superblock (struct smr_super)
- *   4 KiB blocks 1..2N     zone table: N table blocks, each with two slots
- *                          (A at 1 + 2k, B at 2 + 2k) written alternately
- *   data_start (sectors)   zone data, aligned to 1 MiB: conventional zones
- *                          first (zone_sectors each), then sequential zones
- *                          packed by zone capacity
- */
-#define SMR_SB_MAGIC		0x64524d53	/* "SMRd" */
-#define SMR_ZT_MAGIC		0x745a4d53	/* "SMZt" */
-#define SMR_VERSION		1
-
-struct smr_super {
-	__le32 magic;		/*   0: SMR_SB_MAGIC, written last at format */
-	__le32 crc;		/*   4: crc32 of the 4 KiB block, this field 0 */
-	__le32 version;		/*   8: SMR_VERSION */
-	__le32 mode;		/*  12: enum smr_mode */
-	__le64 format_id;	/*  16: random, identifies this format */
-	__le64 dev_sectors;	/*  24: emulated capacity */
-	__le64 zone_sectors;	/*  32: zone size */
-	__le64 zone_capacity;	/*  40: sequential zone capacity */
-	__le32 nr_zones;	/*  48 */
-	__le32 nr_conv;		/*  52: conventional zones, at the start */
-	__le32 table_blocks;	/*  56: N, zone table blocks (2N slots) */
-	__le32 zones_per_block;	/*  60 */
-	__le64 data_start;	/*  64: first data sector on the backing dev */
-	__le64 cache_sectors;	/*  72: drive-managed: cache size; else 0 */
-	__u8 reserved[4016];	/*  80: zero */
-} __packed;
-
-/* A zone table block: header, then one record per zone. */
-struct smr_zt_header {
-	__le32 magic;		/*  0: SMR_ZT_MAGIC */
-	__le32 crc;		/*  4: crc32 seeded with gen, this field 0 */
-	__le64 gen;		/*  8: commit generation; newest valid wins */
-	__le64 format_id;	/* 16: must match the superblock */
-	__le32 index;		/* 24: table block number */
-	__le32 nr;		/* 28: records that follow */
-} __packed;
-
-/*
- * Persisted zone state. cond is EMPTY, CLOSED, FULL, READONLY or OFFLINE
- * (open zones are persisted as CLOSED, as a drive reports them after a
- * power cycle). dend is the end of durable data (sectors from zone start);
- * the write pointer is 0 for EMPTY, dend for CLOSED, the capacity for FULL.
- */
-struct smr_zt_rec {
-	__le32 dend;
-	__u8 cond;
-	__u8 pad[3];
-} __packed;
-
-#define SMR_ZT_PER_BLOCK \
-	((SMR_BLOCK_SIZE - sizeof(struct smr_zt_header)) / sizeof(struct smr_zt_rec))
+/* The on-disk format (superblock, zone table) is in smr-ondisk.h. */
 
 /*
  * In-memory zone: 32 bytes. wp is advanced when a write is submitted;

@@ -36,9 +36,9 @@ fi
 # The sources DKMS needs, as a clean copy.
 rm -rf "$src"
 mkdir -p "$src"
-git ls-files -z -- Kbuild Makefile dkms.conf compat dm-smr dm-caveat 2>/dev/null |
+git ls-files -z -- Kbuild Makefile dkms.conf compat common dm-smr dm-caveat 2>/dev/null |
 	xargs -0 cp --parents -t "$src" 2>/dev/null ||
-	cp -r --parents Kbuild Makefile dkms.conf compat dm-smr/*.[ch] dm-smr/Kbuild \
+	cp -r --parents Kbuild Makefile dkms.conf compat common dm-smr/*.[ch] dm-smr/Kbuild \
 		dm-smr/uapi dm-caveat/*.[ch] dm-caveat/Kbuild dm-caveat/uapi "$src"
 rm -rf "$src/compat/generated"
 dkms add -m "$name" -v "$version" > /dev/null
