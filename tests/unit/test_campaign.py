@@ -9,6 +9,7 @@ on loopback.
     /usr/bin/python3 -m unittest discover -s tests/unit -v
 """
 
+import ast
 import csv
 import json
 import os
@@ -22,7 +23,8 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "fio-jobs"))
-import smrcampaign as sc  # noqa: E402
+from smrcampaign import (devices, fiolog, fiorun, matrix, model,  # noqa: E402
+                         runner, summary)
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 CAMPAIGN = os.path.join(ROOT, "fio-jobs", "campaign")
@@ -53,7 +55,7 @@ def is_png(path):
 
 class StatusTest(unittest.TestCase):
     def test_drive_managed(self):
-        s = sc.parse_status(DM_LINE)
+        s = model.parse_status(DM_LINE)
         self.assertEqual(s["mode"], "drive-managed")
         self.assertEqual((s["cache_used"], s["cache_total"]), (4096, 4096))
         self.assertEqual(s["nr_bands"], 64)
@@ -66,55 +68,58 @@ class StatusTest(unittest.TestCase):
         self.assertEqual(s["mem_bytes"], 123456)
 
     def test_host_managed_and_caveat(self):
-        h = sc.parse_status(HM_LINE)
+        h = model.parse_status(HM_LINE)
         self.assertEqual((h["mode"], h["nr_zones"], h["writes"], h["write_sectors"]),
                          ("host-managed", 32, 100, 204800))
         self.assertEqual(h["mem_bytes"], 4096)
-        c = sc.parse_status(CV_LINE)
+        c = model.parse_status(CV_LINE)
         self.assertEqual((c["mode"], c["writes"], c["live_damaged_blocks"], c["valid_blocks"]),
                          ("caveat", 9000, 2400, 7000))
 
     def test_unknown(self):
-        self.assertIsNone(sc.parse_status("0 100 linear 8:0 0"))
-        self.assertIsNone(sc.parse_status("0 100 smr drive-managed 1 2"))
-        self.assertIsNone(sc.parse_status(""))
+        self.assertIsNone(model.parse_status("0 100 linear 8:0 0"))
+        self.assertIsNone(model.parse_status("0 100 smr drive-managed 1 2"))
+        self.assertIsNone(model.parse_status(""))
 
 
 class SizeTableTest(unittest.TestCase):
     def test_sizes(self):
-        self.assertEqual(sc.parse_size("16M"), 16 << 20)
-        self.assertEqual(sc.parse_size("1GiB"), 1 << 30)
-        self.assertEqual(sc.parse_size("2048s"), 1 << 20)
-        self.assertEqual(sc.parse_size("4096"), 4096)
-        self.assertEqual(sc.sectors("4K"), 8)
+        self.assertEqual(matrix.parse_size("16M"), 16 << 20)
+        self.assertEqual(matrix.parse_size("1GiB"), 1 << 30)
+        self.assertEqual(matrix.parse_size("2048s"), 1 << 20)
+        self.assertEqual(matrix.parse_size("4096"), 4096)
+        self.assertEqual(matrix.sectors("4K"), 8)
         for bad in ("12Q", "", "M", "-1M"):
-            self.assertRaises(ValueError, sc.parse_size, bad)
-        self.assertRaises(ValueError, sc.sectors, "100")
+            self.assertRaises(ValueError, matrix.parse_size, bad)
+        self.assertRaises(ValueError, matrix.sectors, "100")
 
     def test_tables(self):
         self.assertEqual(
-            sc.dm_table("drive-managed", "/dev/vda", {"size": "1G", "band": "16M", "cache": "16M",
-                                                      "idle_ms": "500", "policy": "greedy"}),
+            devices.dm_table("drive-managed", "/dev/vda", {"size": "1G", "band": "16M",
+                                                           "cache": "16M", "idle_ms": "500",
+                                                           "policy": "greedy"}),
             "0 2097152 smr /dev/vda drive-managed 32768 7 cache_sectors 32768 idle_ms 500 "
             "policy greedy format")
         self.assertEqual(
-            sc.dm_table("drive-managed", "/dev/vda", {"size": "256M", "band": "4M",
-                                                      "seq_bypass": "off"}),
+            devices.dm_table("drive-managed", "/dev/vda", {"size": "256M", "band": "4M",
+                                                           "seq_bypass": "off"}),
             "0 524288 smr /dev/vda drive-managed 8192 3 seq_bypass off format")
         self.assertEqual(
-            sc.dm_table("host-managed", "/dev/vdb", {"size": "2G", "zone": "32M", "conv": "4",
-                                                     "max_open": "8"}),
+            devices.dm_table("host-managed", "/dev/vdb", {"size": "2G", "zone": "32M", "conv": "4",
+                                                          "max_open": "8"}),
             "0 4194304 smr /dev/vdb host-managed 65536 5 conv_zones 4 max_open 8 format")
         self.assertEqual(
-            sc.dm_table("caveat", "/dev/vdc", {"size": "64M", "did": "16", "dnor": "4"}),
+            devices.dm_table("caveat", "/dev/vdc", {"size": "64M", "did": "16", "dnor": "4"}),
             "0 131072 caveat /dev/vdc 16 4 1 format")
-        self.assertRaises(sc.MatrixError, sc.dm_table, "drive-managed", "/dev/x", {"band": "4M"})
-        self.assertRaises(sc.MatrixError, sc.dm_table, "host-managed", "/dev/x", {"size": "1G"})
+        self.assertRaises(matrix.MatrixError, devices.dm_table, "drive-managed", "/dev/x",
+                          {"band": "4M"})
+        self.assertRaises(matrix.MatrixError, devices.dm_table, "host-managed", "/dev/x",
+                          {"size": "1G"})
 
     def test_smrctl_args(self):
-        a = sc.smrctl_create_args("cmp_dm", "drive-managed",
-                                  {"backing": "/dev/vda", "size": "1G", "band": "16M",
-                                   "idle_ms": "500", "seq_bypass": "off", "policy": "fifo"})
+        a = devices.smrctl_create_args("cmp_dm", "drive-managed",
+                                       {"backing": "/dev/vda", "size": "1G", "band": "16M",
+                                        "idle_ms": "500", "seq_bypass": "off", "policy": "fifo"})
         self.assertEqual(a[:7], ["create", "cmp_dm", "--model", "drive-managed", "--dev",
                                  "/dev/vda", "--format"])
         self.assertIn("--no-seq-bypass", a)
@@ -133,7 +138,7 @@ class MatrixTest(unittest.TestCase):
         p = os.path.join(self.d, "m.ini")
         with open(p, "w") as f:
             f.write(text)
-        return sc.Matrix(p, overrides, env=env if env is not None else {})
+        return matrix.Matrix(p, overrides, env=env if env is not None else {})
 
     M = """
 [campaign]
@@ -184,7 +189,7 @@ IOSIZE = ${IOSIZE}
         self.assertEqual(runs[0]["id"], "01-burst-dm")
 
     def test_errors(self):
-        E = sc.MatrixError
+        E = matrix.MatrixError
         self.assertRaises(E, self.matrix, self.M)    # ${IOSIZE} unset
         self.assertRaises(E, self.matrix, self.M, ["nodot=1"], {"IOSIZE": "1"})
         self.assertRaises(E, self.matrix, self.M, ["device zz.size=1"], {"IOSIZE": "1"})
@@ -207,22 +212,22 @@ IOSIZE = ${IOSIZE}
 
     def test_shipped_matrices(self):
         for f in sorted(os.listdir(os.path.join(ROOT, "fio-jobs", "matrices"))):
-            m = sc.Matrix(os.path.join(ROOT, "fio-jobs", "matrices", f), env={})
+            m = matrix.Matrix(os.path.join(ROOT, "fio-jobs", "matrices", f), env={})
             self.assertTrue(m.runs(), f)
 
     def test_job_file(self):
         dst = os.path.join(self.d, "job.fio")
-        sc.write_job_file(os.path.join(ROOT, "fio-jobs", "dm-randwrite-burst.fio"), dst,
-                          {"DEV": "/dev/mapper/x", "RUNTIME": "7"})
+        fiorun.write_job_file(os.path.join(ROOT, "fio-jobs", "dm-randwrite-burst.fio"), dst,
+                              {"DEV": "/dev/mapper/x", "RUNTIME": "7"})
         text = read(dst)
         self.assertIn("filename=/dev/mapper/x\n", text)
         self.assertIn("runtime=7\n", text)
         self.assertIn("${VAR}", text)        # comments are left alone
         self.assertTrue(text.split("\n[global]\n")[1].startswith(
-            "write_bw_log=bw\nlog_avg_msec=%d\nlog_unix_epoch=1\n" % sc.LOG_AVG_MSEC))
-        self.assertEqual(sc.log_avg_msec(dst), sc.LOG_AVG_MSEC)
-        self.assertEqual(sc.log_avg_msec(os.path.join(self.d, "nosuch.fio")), 1000)
-        self.assertRaises(sc.MatrixError, sc.write_job_file,
+            "write_bw_log=bw\nlog_avg_msec=%d\nlog_unix_epoch=1\n" % fiolog.LOG_AVG_MSEC))
+        self.assertEqual(fiolog.log_avg_msec(dst), fiolog.LOG_AVG_MSEC)
+        self.assertEqual(fiolog.log_avg_msec(os.path.join(self.d, "nosuch.fio")), 1000)
+        self.assertRaises(matrix.MatrixError, fiorun.write_job_file,
                           os.path.join(ROOT, "fio-jobs", "dm-randwrite-burst.fio"), dst,
                           {"DEV": "/dev/x"})
 
@@ -241,7 +246,7 @@ class JobFileTest(unittest.TestCase):
             self.assertGreaterEqual(len(jobs), 7)
             for f in jobs:
                 dst = os.path.join(d, f)
-                sc.write_job_file(os.path.join(ROOT, "fio-jobs", f), dst, self.ENV)
+                fiorun.write_job_file(os.path.join(ROOT, "fio-jobs", f), dst, self.ENV)
                 p = subprocess.run(["fio", "--parse-only", dst], capture_output=True, text=True,
                                    timeout=60)
                 self.assertEqual((p.returncode, p.stderr.strip()), (0, ""), f)
@@ -251,8 +256,8 @@ class JobFileTest(unittest.TestCase):
 
 class FioOutputTest(unittest.TestCase):
     def test_local(self):
-        j = sc.load_fio_json(os.path.join(DATA, "local", "fio.json"))
-        s = sc.fio_summary(j)
+        j = fiolog.load_fio_json(os.path.join(DATA, "local", "fio.json"))
+        s = fiolog.fio_summary(j)
         self.assertEqual(s["fio_jobs"], 3)      # two writers, one reader
         self.assertEqual(s["fio_hosts"], 0)
         w = sum(e["write"]["io_kbytes"] for e in j["jobs"]) / 1024.0
@@ -264,18 +269,18 @@ class FioOutputTest(unittest.TestCase):
         self.assertGreater(s["write_lat_ms_mean"], 0)
 
     def test_client(self):
-        j = sc.load_fio_json(os.path.join(DATA, "client", "fio.json"))
-        s = sc.fio_summary(j)
+        j = fiolog.load_fio_json(os.path.join(DATA, "client", "fio.json"))
+        s = fiolog.fio_summary(j)
         self.assertEqual((s["fio_jobs"], s["fio_hosts"]), (3, 1))
         self.assertEqual({p["host"] for p in s["phases"]}, {"127.0.0.1"})
 
     def test_bw_logs(self):
         d = os.path.join(DATA, "local")
-        logs = sc.bw_log_files(d)
+        logs = fiolog.bw_log_files(d)
         self.assertEqual([os.path.basename(x) for x in logs],
                          ["bw_bw.1.log", "bw_bw.2.log", "bw_bw.3.log"])
-        t0 = min(sc.first_log_time(x) for x in logs) - 1000
-        bw = sc.read_bw_logs(logs, t0)         # made with log_avg_msec=1000
+        t0 = min(fiolog.first_log_time(x) for x in logs) - 1000
+        bw = fiolog.read_bw_logs(logs, t0)         # made with log_avg_msec=1000
         # two writers at 4 MiB/s each for two whole seconds, then the
         # reader's second
         self.assertEqual([t for t, r, w in bw][:2], [0, 1])
@@ -286,7 +291,7 @@ class FioOutputTest(unittest.TestCase):
         # shared out between them
         self.assertAlmostEqual(sum(r for t, r, w in bw), 4.0, delta=0.1)
         self.assertEqual(sum(1 for t, r, w in bw if r > 0), 2)
-        self.assertEqual(len(sc.bw_log_files(os.path.join(DATA, "client"))), 3)
+        self.assertEqual(len(fiolog.bw_log_files(os.path.join(DATA, "client"))), 3)
 
     def test_bw_short_windows(self):
         """100 ms windows: a phase shorter than a second still shows, and
@@ -302,7 +307,7 @@ class FioOutputTest(unittest.TestCase):
                     f.write("%d, 2048, 1, 0, 0\n" % (t0 + 100 * i))
             with open(os.path.join(d, "bw_bw.2.log"), "w") as f:
                 f.write("%d, 4096, 0, 0, 0\n" % (t0 + 1500))    # 0.1 s of reading
-            bw = sc.read_bw_logs(sc.bw_log_files(d), t0, 100)
+            bw = fiolog.read_bw_logs(fiolog.bw_log_files(d), t0, 100)
             self.assertEqual([t for t, r, w in bw], [0, 1])
             self.assertAlmostEqual(bw[0][2], 3.0)
             self.assertAlmostEqual(bw[1][2], 2.0)
@@ -329,7 +334,7 @@ class FioOutputTest(unittest.TestCase):
                     f.write("%d, 5120, 1, 0, 0\n" % (t0 + ms))
                 # 450 ms after that: a gap, so one window, 3.95-4.05 s
                 f.write("%d, 10240, 1, 0, 0\n" % (t0 + 4050))
-            bw = sc.read_bw_logs(sc.bw_log_files(d), t0, 100)
+            bw = fiolog.read_bw_logs(fiolog.bw_log_files(d), t0, 100)
             w = {t: w for t, r, w in bw}
             self.assertEqual(sorted(w), [0, 1, 2, 3, 4])
             self.assertAlmostEqual(w[0], 8.0)
@@ -350,18 +355,18 @@ class FioOutputTest(unittest.TestCase):
             with open(os.path.join(d, "fio.json"), "w") as f:
                 json.dump(j, f)
             row = {"status": "fio failed", "fio_rc": 1, "error": "fio exit 1"}
-            out = sc.analyse_run(d, row)
+            out = summary.analyse_run(d, row)
             self.assertEqual((out["status"], out["fio_errors"], out["fio_fatal"]), ("ok", 5, 0))
             # as fio 3.33 wrote it in the VM: the first error in "error"
             j["jobs"][2]["error"] = 61
             with open(os.path.join(d, "fio.json"), "w") as f:
                 json.dump(j, f)
-            self.assertEqual(sc.analyse_run(d, row)["status"], "ok")
+            self.assertEqual(summary.analyse_run(d, row)["status"], "ok")
             # stopped by its first error: nothing counted
             j["jobs"][2]["total_err"] = 0
             with open(os.path.join(d, "fio.json"), "w") as f:
                 json.dump(j, f)
-            out = sc.analyse_run(d, row)
+            out = summary.analyse_run(d, row)
             self.assertNotIn("status", out)
             self.assertEqual(out["fio_fatal"], 1)
         finally:
@@ -373,10 +378,10 @@ class FioOutputTest(unittest.TestCase):
             p = os.path.join(d, "f.json")
             with open(p, "w") as f:
                 f.write("fio: some warning\n" + read(os.path.join(DATA, "local", "fio.json")))
-            self.assertEqual(sc.fio_summary(sc.load_fio_json(p))["fio_jobs"], 3)
+            self.assertEqual(fiolog.fio_summary(fiolog.load_fio_json(p))["fio_jobs"], 3)
             with open(p, "w") as f:
                 f.write("fio: no json at all\n")
-            self.assertRaises(ValueError, sc.load_fio_json, p)
+            self.assertRaises(ValueError, fiolog.load_fio_json, p)
         finally:
             shutil.rmtree(d)
 
@@ -400,20 +405,21 @@ def synth_status(t_full, n, fg_from, bg_after):
 class AnalysisTest(unittest.TestCase):
     def test_spans_and_phases(self):
         s = synth_status(3, 8, 4, 12)
-        self.assertEqual(sc.cleaning_spans(s), [(4.0, 8.0, "clean-fg"), (8.0, 12.0, "clean-bg")])
+        self.assertEqual(model.cleaning_spans(s), [(4.0, 8.0, "clean-fg"), (8.0, 12.0, "clean-bg")])
         bw = [(0, 0, 10.0), (1, 0, 12.0), (2, 0, 3.0), (3, 0, 5.0), (4, 0, 0.5), (5, 0, 0.4),
               (6, 0, 0.6), (7, 0, 0.5)]
-        hi, lo, t_full = sc.phase_figures(bw, s, 8.0)
+        hi, lo, t_full = summary.phase_figures(bw, s, 8.0)
         self.assertEqual(t_full, 3.0)
         # seconds 0-1: second 2 ended after the last sample with room
         # (t 2.0), so the cache may have filled within it
         self.assertEqual(hi, 11.0)
         self.assertEqual(lo, 0.5)       # seconds 5-7
-        hi, lo, t_full = sc.phase_figures(bw, [dict(x, cache_used=0) for x in s], 8.0)
+        hi, lo, t_full = summary.phase_figures(bw, [dict(x, cache_used=0) for x in s], 8.0)
         self.assertEqual((lo, t_full), (None, None))
         # an idle phase (no writes) is not part of the cache phase
         idle = [(0, 0, 10.0), (1, 0, 0.0), (2, 0, 0.0), (3, 0, 0.0), (4, 0, 12.0)]
-        self.assertEqual(sc.phase_figures(idle, [dict(x, cache_used=0) for x in s], 5.0)[0], 11.0)
+        self.assertEqual(summary.phase_figures(idle, [dict(x, cache_used=0) for x in s], 5.0)[0],
+                         11.0)
 
     def test_event_spans(self):
         ev = [{"ts": 100.0, "family": "smrd", "event": "subscribed"},
@@ -425,7 +431,7 @@ class AnalysisTest(unittest.TestCase):
                "reason": "idle"},
               {"ts": 104.0, "family": "dm-smr", "event": "clean_done", "device": "d", "band": 2,
                "reason": "idle"}]
-        self.assertEqual(sc.event_spans(ev, 100.0),
+        self.assertEqual(model.event_spans(ev, 100.0),
                          [(1.0, 1.5, "clean-fg"), (3.0, 4.0, "clean-bg")])
 
 
@@ -445,8 +451,8 @@ class SummaryPlotTest(unittest.TestCase):
         os.makedirs(d)
         for f in os.listdir(os.path.join(DATA, src)):
             shutil.copy(os.path.join(DATA, src, f), d)
-        logs = sc.bw_log_files(d)
-        t0 = min(sc.first_log_time(x) for x in logs) - 1000
+        logs = fiolog.bw_log_files(d)
+        t0 = min(fiolog.first_log_time(x) for x in logs) - 1000
         with open(os.path.join(d, "t0"), "w") as f:
             f.write("%d\n" % t0)
         return d, t0
@@ -472,7 +478,7 @@ class SummaryPlotTest(unittest.TestCase):
         row = {"run": "01-burst-dm-policy=fifo", "job": "burst", "device": "dm",
                "model": "drive-managed", "policy": "fifo", "status": "ok", "error": "",
                "varied": "policy=fifo", "fio_end_s": 5.0, "wait_clean_s": 3.0, "cleaning_s": 2.5}
-        row.update(sc.analyse_run(d, row))
+        row.update(summary.analyse_run(d, row))
         rows.append(row)
         self.assertEqual(row["fio_jobs"], 3)
         self.assertEqual(row["rmw_fg"], 2)
@@ -493,19 +499,19 @@ class SummaryPlotTest(unittest.TestCase):
             f.write(CV_LINE + "\n")
         row = {"run": "02-damage-cv", "job": "damage", "device": "cv", "model": "caveat",
                "status": "ok", "error": "", "varied": ""}
-        row.update(sc.analyse_run(d, row))
+        row.update(summary.analyse_run(d, row))
         self.assertEqual(row["live_damaged_blocks"], 2400)
         rows.append(row)
 
         d, _ = self.rundir("03-seq-remote", "client")
         row = {"run": "03-seq-remote", "job": "seq", "device": "remote", "model": "file",
                "status": "ok", "error": "", "varied": ""}
-        row.update(sc.analyse_run(d, row))
+        row.update(summary.analyse_run(d, row))
         self.assertEqual(row["fio_hosts"], 1)
         rows.append(row)
 
-        figs = sc.draw_plots(self.out, rows)
-        doc = sc.write_summary(self.out, "t", rows, figs, 12.0)
+        figs = runner.draw_plots(self.out, rows)
+        doc = summary.write_summary(self.out, "t", rows, figs, 12.0)
         names = sorted(f["file"] for f in figs)
         self.assertEqual(names, ["plots/01-burst-dm-policy=fifo-throughput.png",
                                  "plots/02-damage-cv-damage.png",
@@ -526,6 +532,50 @@ class SummaryPlotTest(unittest.TestCase):
         self.assertEqual(j, json.loads(json.dumps(doc)))
         self.assertEqual(len(j["figures"]), 5)
         self.assertIn("campaign t: 3 runs", txt)
+
+
+class PackageTest(unittest.TestCase):
+    """fio-jobs/smrcampaign/: no import cycles, the plots never import
+    the runner, every module says what it owns; the command line."""
+
+    PKG = os.path.join(ROOT, "fio-jobs", "smrcampaign")
+
+    def imports(self):
+        graph = {}
+        for f in sorted(os.listdir(self.PKG)):
+            if not f.endswith(".py"):
+                continue
+            with open(os.path.join(self.PKG, f)) as fh:
+                tree = ast.parse(fh.read())
+            self.assertTrue(ast.get_docstring(tree), f)
+            deps = set()
+            for n in ast.walk(tree):
+                if isinstance(n, ast.ImportFrom) and n.level:
+                    deps.update([n.module] if n.module else [a.name for a in n.names])
+            graph[f[:-3]] = deps
+        return graph
+
+    def test_imports(self):
+        graph = self.imports()
+        self.assertLessEqual(graph["plots"], {"model", "summary", "fiolog"})
+        done = set()
+
+        def visit(m, path):
+            self.assertNotIn(m, path, "import cycle: %s" % " -> ".join(path + [m]))
+            if m not in done:
+                for d in graph[m]:
+                    visit(d, path + [m])
+                done.add(m)
+        for m in graph:
+            visit(m, [])
+
+    def test_help(self):
+        p = subprocess.run([sys.executable, CAMPAIGN, "--help"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for o in ("-o", "--out", "--set", "--only", "--client", "--smrctl", "--no-smrctl", "--smrd",
+                  "--no-smrd", "--sample", "--progress", "--no-plots", "--list", "--plot"):
+            self.assertIn(o + " ", p.stdout)
 
 
 def free_port():

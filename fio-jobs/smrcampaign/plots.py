@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Plots of a campaign results directory (PNG, matplotlib, Agg backend).
+"""Plots of a campaign results directory (PNG, matplotlib, Agg backend),
+from the files of its runs (read through model, never the runner).
 
 draw_all(out, rows) draws, from the files of each run (runs/ID/bw.csv,
 status.csv, events.json) and the summary rows:
@@ -27,7 +28,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-import smrcampaign as sc  # noqa: E402
+from .model import cleaning_spans, event_spans, read_events, read_status_csv  # noqa: E402
 
 SHADE = {"clean-fg": ("#d62728", "foreground cleaning"),
          "clean-bg": ("#2ca02c", "background cleaning"),
@@ -51,17 +52,17 @@ def throughput(out, row):
     bw = _read_bw(os.path.join(rd, "bw.csv"))
     if not bw:
         return None
-    samples = sc.read_status_csv(os.path.join(rd, "status.csv"))
+    samples = read_status_csv(os.path.join(rd, "status.csv"))
     spans = []
     try:
         with open(os.path.join(rd, "t0")) as f:
             t0 = float(f.read()) / 1000.0
-        spans = sc.event_spans(sc.read_events(os.path.join(rd, "events.json")), t0)
+        spans = event_spans(read_events(os.path.join(rd, "events.json")), t0)
     except (OSError, ValueError):
         pass
     src = "smrd events"
     if not spans:
-        spans = sc.cleaning_spans(samples)
+        spans = cleaning_spans(samples)
         src = "sampled status" if samples else "no device status"
     fig, ax = plt.subplots(figsize=(10, 4.5))
     t = [x[0] + 0.5 for x in bw]
@@ -152,7 +153,7 @@ def by_policy(out, rows):
 
 
 def damage(out, row):
-    samples = sc.read_status_csv(os.path.join(out, "runs", row["run"], "status.csv"))
+    samples = read_status_csv(os.path.join(out, "runs", row["run"], "status.csv"))
     if not samples or "damaged_blocks" not in samples[0]:
         return None
     t = [s["t"] for s in samples]

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The command line of fio-jobs/campaign (argparse): run a matrix, list
+its runs (--list), or redraw the plots and summary of a results
+directory (--plot).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+
+from .matrix import ROOT, Matrix, MatrixError, split_values
+from .model import DM_MODELS
+from .runner import Campaign, draw_plots, log
+from .summary import analyse_run, write_summary
+
+USAGE = """\
+campaign [options] MATRIX.ini     run a campaign
+       campaign --list MATRIX.ini        print the runs it would make
+       campaign --plot RESULTS_DIR       redraw plots and summary of a results dir"""
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="campaign", usage=USAGE, allow_abbrev=False)
+    p.add_argument("path", metavar="MATRIX.ini|RESULTS_DIR",
+                   help="the matrix, or with --plot a results directory")
+    p.add_argument("-o", "--out", metavar="DIR",
+                   help="results directory (default results/campaign-NAME-DATE)")
+    p.add_argument("--set", metavar="SEC.KEY=VAL", action="append", default=[],
+                   help='override a matrix value, e.g. --set "device dm.cache=32M"')
+    p.add_argument("--only", metavar="RUN[,RUN]",
+                   help="run only these runs (index or id from --list)")
+    p.add_argument("--client", metavar="HOST[:PORT]", action="append", default=[],
+                   help="run fio on a remote 'fio --server' (repeatable): "
+                   "devices must be model file or existing there")
+    p.add_argument("--smrctl", metavar="PATH",
+                   help="create/remove/wait-clean with smrctl (default: PATH, then userspace/smrctl)")
+    p.add_argument("--no-smrctl", dest="use_smrctl", action="store_false",
+                   help="create/remove/wait-clean with dmsetup, not smrctl")
+    p.add_argument("--smrd", metavar="PATH", help="record smrd's events per run (if found)")
+    p.add_argument("--no-smrd", dest="use_smrd", action="store_false",
+                   help="do not record smrd's events")
+    p.add_argument("--sample", metavar="S", type=float, default=1.0,
+                   help="status sampling period in seconds (1)")
+    p.add_argument("--progress", metavar="S", type=float, default=10.0,
+                   help="progress line every S seconds while fio runs (10; 0 = none)")
+    p.add_argument("--no-plots", dest="plots", action="store_false",
+                   help="write the summary only")
+    p.add_argument("--list", action="store_true", help="print the runs it would make")
+    p.add_argument("--plot", action="store_true",
+                   help="redraw plots and summary of a results dir")
+    return p
+
+
+def main(argv=None):
+    opts = vars(parser().parse_args(argv))
+    if opts["only"] is not None:
+        opts["only"] = set(split_values(opts["only"]))
+    if opts["plot"]:
+        return replot(opts["path"])
+    try:
+        m = Matrix(opts["path"], opts["set"])
+        runs = m.runs()
+    except MatrixError as e:
+        sys.stderr.write("campaign: %s\n" % e)
+        return 1
+    if opts["list"]:
+        for r in runs:
+            log("%2d %s  (%s, %s)" % (r["index"], r["id"], os.path.basename(r["file"]),
+                                      ", ".join("%s=%s" % kv for kv in sorted(r["dev"].items()))))
+        return 0
+    out = os.path.abspath(opts["out"]) if opts["out"] else os.path.join(ROOT, "results", "campaign-%s-%s" % (
+        m.name, time.strftime("%Y%m%d-%H%M%S")))
+    if not opts["client"] and any(r["dev"]["model"] in DM_MODELS for r in runs):
+        if shutil.which("dmsetup") is None:
+            sys.stderr.write("campaign: dmsetup is not installed (apt install dmsetup)\n")
+            return 1
+        if os.geteuid() != 0:
+            sys.stderr.write("campaign: creating dm devices needs root (run with sudo)\n")
+            return 1
+    if shutil.which("fio") is None:
+        sys.stderr.write("campaign: fio is not installed (apt install fio)\n")
+        return 1
+    c = Campaign(m, out, clients=opts["client"], smrctl=opts["smrctl"],
+                 use_smrctl=opts["use_smrctl"], smrd=opts["smrd"], use_smrd=opts["use_smrd"],
+                 sample_s=opts["sample"], progress_s=opts["progress"], plots=opts["plots"])
+    doc = c.run(runs, opts["only"])
+    log("")
+    with open(os.path.join(out, "summary.txt")) as f:
+        sys.stdout.write(f.read())
+    log("results: %s (summary.txt, summary.csv, summary.json)" % out)
+    return 0 if all(r.get("status") == "ok" for r in doc["runs"]) and doc["runs"] else 1
+
+
+def replot(out):
+    """Redraw the plots and the summary of a results directory from its
+    runs/*/ files (e.g. on the host after a campaign in the VM)."""
+    try:
+        with open(os.path.join(out, "summary.json")) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("campaign: %s: %s\n" % (out, e))
+        return 1
+    rows = []
+    for r in doc["runs"]:
+        r.update(analyse_run(os.path.join(out, "runs", r["run"]), r))
+        rows.append(r)
+    figures = draw_plots(out, rows)
+    write_summary(out, doc["campaign"], rows, figures, doc.get("elapsed_s", 0))
+    with open(os.path.join(out, "summary.txt")) as f:
+        sys.stdout.write(f.read())
+    return 0

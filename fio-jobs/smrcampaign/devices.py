@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The devices a campaign runs on: creating them (smrctl, or dmsetup
+with a table computed here; a file; an existing device), loading the
+target's module, mkfs and mount, sampling ``dmsetup status`` while a job
+runs, recording smrd's events, waiting for cleaning, removing them; and
+run_cmd, the runner's way of running a command.
+"""
+
+import csv
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import threading
+import time
+
+from .matrix import ROOT, MatrixError, parse_size, sectors
+from .model import parse_status
+
+
+def find_tool(name, given=None):
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    p = shutil.which(name)
+    if p:
+        return p
+    p = os.path.join(ROOT, "userspace", name)
+    return p if os.access(p, os.X_OK) else None
+
+
+def dm_table(model, dev_path, o):
+    """The table line dmsetup gets when smrctl is not used (the sizes
+    smrctl would otherwise compute must be given: size, band/zone, ...).
+    Always with "format": every run starts from a fresh device."""
+    if "size" not in o:
+        raise MatrixError("creating a %s device with dmsetup needs 'size'" % model)
+    length = sectors(o["size"])
+    opt = []
+    if model == "drive-managed":
+        if "band" not in o:
+            raise MatrixError("a drive-managed device needs 'band'")
+        head = "smr %s drive-managed %d" % (dev_path, sectors(o["band"]))
+        if o.get("cache"):
+            opt += ["cache_sectors", str(sectors(o["cache"]))]
+        if o.get("idle_ms"):
+            opt += ["idle_ms", str(int(o["idle_ms"]))]
+        if o.get("policy"):
+            opt += ["policy", o["policy"]]
+        if o.get("seq_bypass"):
+            opt += ["seq_bypass", o["seq_bypass"]]
+    elif model == "host-managed":
+        if "zone" not in o:
+            raise MatrixError("a host-managed device needs 'zone'")
+        head = "smr %s host-managed %d" % (dev_path, sectors(o["zone"]))
+        for k, name in (("conv", "conv_zones"), ("max_open", "max_open"),
+                        ("max_active", "max_active")):
+            if o.get(k):
+                opt += [name, str(int(o[k]))]
+        if o.get("zone_capacity"):
+            opt += ["zone_capacity", str(sectors(o["zone_capacity"]))]
+    elif model == "caveat":
+        head = "caveat %s %d %d" % (dev_path, int(o.get("did", 16)), int(o.get("dnor", 4)))
+        for k in ("block_size", "unshingled"):
+            if o.get(k):
+                opt += [k, str(int(o[k]))]
+    else:
+        raise MatrixError("no table for model %s" % model)
+    opt.append("format")
+    return "0 %d %s %d %s" % (length, head, len(opt), " ".join(opt))
+
+
+def smrctl_create_args(name, model, o):
+    a = ["create", name, "--model", model, "--dev", o["backing"], "--format"]
+    flags = {"profile": "--profile", "size": "--size", "band": "--band",
+             "cache": "--cache", "idle_ms": "--idle-ms", "policy": "--policy",
+             "zone": "--zone", "zone_capacity": "--zone-capacity", "conv": "--conv",
+             "max_open": "--max-open", "max_active": "--max-active", "did": "--did",
+             "dnor": "--dnor", "block_size": "--block-size", "unshingled": "--unshingled"}
+    for k, f in flags.items():
+        if o.get(k):
+            a += [f, o[k]]
+    if o.get("seq_bypass") == "off":
+        a.append("--no-seq-bypass")
+    return a
+
+
+class Sampler(threading.Thread):
+    """Reads ``dmsetup status NAME`` every period into status.csv (t =
+    seconds since t0) and keeps the last sample for the progress line."""
+
+    def __init__(self, name, path, t0, period):
+        super().__init__(daemon=True)
+        self.name, self.path, self.t0, self.period = name, path, t0, period
+        self.stop_ev = threading.Event()
+        self.last = None
+        self.rows = 0
+
+    def sample(self):
+        return status_once(self.name)
+
+    def run(self):
+        writer = None
+        with open(self.path, "w", newline="") as f:
+            while not self.stop_ev.is_set():
+                t = time.time() - self.t0
+                s = self.sample()
+                if s:
+                    s = dict(s, t=round(t, 3))
+                    if writer is None:
+                        cols = ["t"] + [k for k in s if k != "t"]
+                        writer = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+                        writer.writeheader()
+                    writer.writerow(s)
+                    f.flush()
+                    self.last = s
+                    self.rows += 1
+                self.stop_ev.wait(max(0.05, self.period - (time.time() - self.t0 - t)))
+
+    def stop(self):
+        self.stop_ev.set()
+        self.join(timeout=60)
+
+
+def status_once(name):
+    """The device's status now, parsed (None if unreadable)."""
+    try:
+        out = subprocess.run(["dmsetup", "status", name], capture_output=True,
+                             text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return parse_status(out.splitlines()[0]) if out else None
+
+
+def run_cmd(args, what, timeout=600, check=True, **kw):
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError("%s: timed out after %d s: %s" % (what, timeout, " ".join(args)))
+    except OSError as e:
+        raise RuntimeError("%s: %s: %s" % (what, args[0], e))
+    if check and p.returncode != 0:
+        raise RuntimeError("%s failed (exit %d): %s\n%s%s" % (
+            what, p.returncode, " ".join(shlex.quote(a) for a in args), p.stdout, p.stderr))
+    return p
+
+
+class DeviceSetup:
+    """The device half of the runner (runner.Campaign): uses its smrctl,
+    smrd, sample_s, mnt_root, loopdev and say()."""
+
+    def dm_name(self, run):
+        return run["dev"].get("name") or ("cmp_%s" % run["device"])
+
+    def create(self, run, rundir):
+        """Create the run's device; returns (name or None, path, how)."""
+        o = run["dev"]
+        model = o["model"]
+        if model == "existing":
+            return None, o["path"], "existing"
+        if model == "file":
+            with open(o["path"], "ab") as f:
+                f.truncate(parse_size(o["size"]))
+            return None, o["path"], "file"
+        self.ensure_target(model)
+        name = self.dm_name(run)
+        if run_cmd(["dmsetup", "info", name], "dmsetup info", check=False).returncode == 0:
+            raise RuntimeError("a dm device %s exists already: remove it (dmsetup remove %s)" % (name, name))
+        via = o.get("via", "smrctl" if self.smrctl else "dmsetup")
+        if via == "smrctl" and not self.smrctl:
+            raise RuntimeError("device %s asks for smrctl (via = smrctl), which is not built: make -C userspace" % run["device"])
+        if via == "smrctl":
+            args = [self.smrctl] + smrctl_create_args(name, model, o)
+            p = run_cmd(args, "smrctl create")
+            how = "smrctl: " + " ".join(args[1:])
+            with open(os.path.join(rundir, "create.txt"), "w") as f:
+                f.write(how + "\n" + p.stdout + p.stderr)
+        else:
+            table = dm_table(model, o["backing"], o)
+            run_cmd(["dmsetup", "create", name, "--table", table], "dmsetup create")
+            how = "dmsetup: " + table
+            with open(os.path.join(rundir, "create.txt"), "w") as f:
+                f.write(how + "\n")
+        run_cmd(["udevadm", "settle"], "udevadm settle", check=False)
+        table = run_cmd(["dmsetup", "table", name], "dmsetup table").stdout.strip()
+        with open(os.path.join(rundir, "table.txt"), "w") as f:
+            f.write(table + "\n")
+        return name, "/dev/mapper/" + name, how
+
+    def ensure_target(self, model):
+        """Load the module of the model's target if dmsetup does not list
+        it: modprobe, else insmod the module built in this tree (as
+        tests/lib/guest-suite.sh does, dependencies first)."""
+        target, mod = ("caveat", "dm-caveat") if model == "caveat" else ("smr", "dm-smr")
+
+        def have():
+            out = run_cmd(["dmsetup", "targets"], "dmsetup targets", check=False).stdout
+            return any(line.split()[:1] == [target] for line in out.splitlines())
+        if have():
+            return
+        run_cmd(["modprobe", "dm-mod"], "modprobe", check=False)
+        if run_cmd(["modprobe", mod], "modprobe", check=False).returncode != 0:
+            ko = os.path.join(ROOT, mod, mod + ".ko")
+            if os.path.exists(ko):
+                deps = run_cmd(["modinfo", "-F", "depends", ko], "modinfo", check=False).stdout
+                for d in deps.strip().split(","):
+                    if d:
+                        run_cmd(["modprobe", d], "modprobe", check=False)
+                p = run_cmd(["insmod", ko], "insmod", check=False)
+                if p.returncode != 0:
+                    raise RuntimeError("insmod %s: %s" % (ko, p.stderr.strip()))
+                self.say("loaded %s" % ko)
+        if not have():
+            raise RuntimeError("the %s target is not available: build and load %s "
+                               "(make; modprobe %s or insmod %s/%s.ko)" % (target, mod, mod, mod, mod))
+
+    def remove(self, name):
+        if not name:
+            return
+        if self.smrctl:
+            p = run_cmd([self.smrctl, "remove", name], "smrctl remove", check=False)
+            if p.returncode == 0:
+                return
+        run_cmd(["dmsetup", "remove", "--retry", name], "dmsetup remove", check=False)
+
+    def wait_clean(self, name, timeout, use_smrctl):
+        """Wait until the drive-managed device is idle with an empty
+        cache, with smrctl wait-clean if the device was made by smrctl,
+        else by polling its status. Returns (seconds waited, cleaning
+        seconds, how)."""
+        t0 = time.time()
+        if use_smrctl and self.smrctl:
+            p = run_cmd([self.smrctl, "wait-clean", name, "--timeout", str(int(timeout))],
+                        "smrctl wait-clean", timeout=timeout + 60, check=False)
+            m = re.search(r"clean after ([\d.]+) s; cleaning time ([\d.]+) s", p.stdout)
+            if p.returncode == 0 and m:
+                return float(m.group(1)), float(m.group(2)), "smrctl wait-clean"
+            self.say("  smrctl wait-clean: exit %d: %s %s" % (p.returncode, p.stdout.strip(), p.stderr.strip()))
+            if p.returncode != 0:
+                return time.time() - t0, None, "smrctl wait-clean (failed or timed out)"
+        # dmsetup fallback: poll the status.
+        while True:
+            s = status_once(name)
+            if s and s.get("cache_used") == 0 and s.get("state") == "idle":
+                return time.time() - t0, s.get("clean_ms_since_busy", 0) / 1000.0, "dmsetup status polling"
+            if time.time() - t0 > timeout:
+                return time.time() - t0, None, "dmsetup status polling (timed out)"
+            time.sleep(min(1.0, self.sample_s))
+
+    def start_smrd(self, rundir):
+        """smrd recording this run's events; waits until it subscribed."""
+        ev = os.path.join(rundir, "events.json")
+        with open(os.path.join(rundir, "smrd.err"), "w") as err:
+            p = subprocess.Popen([self.smrd, "--json", ev], stdout=subprocess.DEVNULL, stderr=err)
+        for _ in range(100):
+            try:
+                with open(ev, errors="replace") as f:
+                    if '"subscribed"' in f.read():
+                        return p
+            except OSError:
+                pass
+            if p.poll() is not None:
+                self.say("  smrd exited (%d): events not recorded" % p.returncode)
+                return None
+            time.sleep(0.1)
+        self.say("  smrd did not subscribe within 10 s: events may be missing")
+        return p
+
+    def mkfs_mount(self, run, path):
+        fs = run["dev"].get("fs", "none") or "none"
+        if fs == "none":
+            return None
+        if fs != "ext4":
+            raise RuntimeError("fs = %s: only ext4 (or none) is supported" % fs)
+        # No lazy init: the inode tables and journal are written now, not
+        # in the background while the job runs.
+        if os.path.isfile(path):
+            # a file: through a loop device of our own (mount's automatic
+            # loop set-up is refused in some environments, e.g. the VM)
+            run_cmd(["modprobe", "loop"], "modprobe loop", check=False)
+            path = run_cmd(["losetup", "--find", "--show", path],
+                           "losetup").stdout.strip()
+            self.loopdev = path
+        run_cmd(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", path],
+                "mkfs.ext4", timeout=1800)
+        mnt = os.path.join(self.mnt_root, run["device"])
+        os.makedirs(mnt, exist_ok=True)
+        run_cmd(["mount", path, mnt], "mount")
+        return mnt

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The campaign matrix (docs/campaigns.md): the INI file's format, its
+sections and keys, ${VAR} expansion, --set overrides, and its expansion
+into the list of runs; the size values it takes (16M, 2048s).
+"""
+
+import configparser
+import itertools
+import os
+import re
+
+from .model import DM_MODELS, MODELS
+
+# fio-jobs/ (the job files) and the top of the tree
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(HERE)
+
+# ------------------------------------------------------------ sizes ---
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
+          "s": 512}
+
+
+def parse_size(s):
+    """'16M' -> bytes (K/M/G/T binary, optional iB/B; 's' = 512-byte
+    sectors; a bare number is bytes)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgtsb]?)(?:i?b)?\s*", str(s), re.I)
+    if not m:
+        raise ValueError("bad size %r (use e.g. 512M, 4G, 2048s)" % (s,))
+    return int(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+def sectors(s):
+    b = parse_size(s)
+    if b % 512:
+        raise ValueError("size %r is not a whole number of sectors" % (s,))
+    return b // 512
+
+
+# ----------------------------------------------------------- matrix ---
+
+class MatrixError(Exception):
+    pass
+
+
+def expand_vars(text, env, strict=True, what=""):
+    """${NAME} and ${NAME:-default} from env. Unknown names are an error
+    (strict) or left alone."""
+    def sub(m):
+        name, dflt = m.group(1), m.group(3)
+        if name in env:
+            return str(env[name])
+        if dflt is not None:
+            return dflt
+        if strict:
+            raise MatrixError("%s: ${%s} is not set" % (what or "value", name))
+        return m.group(0)
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}", sub, text)
+
+
+def split_values(v):
+    """'fifo, greedy' -> ['fifo', 'greedy']: a comma makes a matrix axis."""
+    return [x.strip() for x in v.split(",") if x.strip()]
+
+
+# Device keys the runner knows; the rest is an error (typos must not be
+# silently ignored).
+DEVICE_KEYS = {"model", "backing", "path", "size", "band", "cache", "idle_ms",
+               "policy", "seq_bypass", "zone", "zone_capacity", "conv",
+               "max_open", "max_active", "did", "dnor", "block_size",
+               "unshingled", "profile", "fs", "via", "name"}
+JOB_KEYS = {"file", "devices", "description", "timeout", "wait_clean"}
+
+
+class Matrix:
+    """The parsed campaign file. ``runs()`` expands it into the list of
+    runs (dicts), in file order: for each job, each device it names,
+    each combination of the comma-separated values of the device's and
+    the job's keys."""
+
+    def __init__(self, path, overrides=(), env=None):
+        self.path = path
+        env = dict(os.environ if env is None else env)
+        cp = configparser.ConfigParser(interpolation=None, delimiters=("=",),
+                                       comment_prefixes=(";", "#"),
+                                       inline_comment_prefixes=(";",))
+        cp.optionxform = str
+        try:
+            with open(path) as f:
+                cp.read_file(f)
+        except (OSError, configparser.Error) as e:
+            raise MatrixError("%s: %s" % (path, e))
+        for o in overrides:
+            key, eq, val = o.partition("=")
+            sec, dot, k = key.rpartition(".")
+            if not eq or not dot or not sec:
+                raise MatrixError("--set %r: use SECTION.KEY=VALUE, e.g. 'device dm.cache=32M'" % o)
+            if not cp.has_section(sec):
+                raise MatrixError("--set %r: no section [%s]" % (o, sec))
+            cp.set(sec, k, val)
+        self.campaign = {}
+        self.devices = {}
+        self.jobs = {}
+        for sec in cp.sections():
+            items = {k: expand_vars(v, env, what="[%s] %s" % (sec, k))
+                     for k, v in cp.items(sec)}
+            kind, _, name = sec.partition(" ")
+            name = name.strip()
+            if kind == "campaign" and not name:
+                self.campaign = items
+            elif kind == "device" and name:
+                bad = set(items) - DEVICE_KEYS
+                if bad:
+                    raise MatrixError("[%s]: unknown key(s) %s (known: %s)" %
+                                      (sec, ", ".join(sorted(bad)), ", ".join(sorted(DEVICE_KEYS))))
+                model = items.get("model", "")
+                if model not in MODELS:
+                    raise MatrixError("[%s]: model must be one of %s" % (sec, ", ".join(MODELS)))
+                if model in DM_MODELS and "backing" not in items:
+                    raise MatrixError("[%s]: a %s device needs 'backing' (the disk under it)" % (sec, model))
+                if model in ("file", "existing") and "path" not in items:
+                    raise MatrixError("[%s]: a %s device needs 'path'" % (sec, model))
+                if model == "file" and "size" not in items:
+                    raise MatrixError("[%s]: a file device needs 'size'" % sec)
+                self.devices[name] = items
+            elif kind == "job" and name:
+                if "file" not in items:
+                    raise MatrixError("[%s]: needs 'file' (a fio job file)" % sec)
+                self.jobs[name] = items
+            else:
+                raise MatrixError("%s: unknown section [%s] (use [campaign], [device NAME], [job NAME])" % (path, sec))
+        if not self.jobs:
+            raise MatrixError("%s: no [job NAME] section" % path)
+        if not self.devices:
+            raise MatrixError("%s: no [device NAME] section" % path)
+        self.name = self.campaign.get("name", os.path.splitext(os.path.basename(path))[0])
+
+    def job_file(self, job):
+        f = job["file"]
+        for base in (os.path.dirname(os.path.abspath(self.path)), HERE, os.getcwd()):
+            p = os.path.join(base, f)
+            if os.path.isfile(p):
+                return p
+        raise MatrixError("job file %s not found next to %s nor in %s" % (f, self.path, HERE))
+
+    def runs(self):
+        out = []
+        for jname, job in self.jobs.items():
+            devs = split_values(job.get("devices", ",".join(self.devices)))
+            for dname in devs:
+                if dname not in self.devices:
+                    raise MatrixError("[job %s]: no [device %s]" % (jname, dname))
+                dev = self.devices[dname]
+                axes = []
+                for k, v in dev.items():
+                    axes.append(("device", k, split_values(v) or [""]))
+                for k, v in job.items():
+                    if k in ("devices", "description"):
+                        continue
+                    axes.append(("job", k, split_values(v) or [""]))
+                for combo in itertools.product(*[a[2] for a in axes]):
+                    d, j, varied = {}, {}, {}
+                    for (where, k, vals), v in zip(axes, combo):
+                        (d if where == "device" else j)[k] = v
+                        if len(vals) > 1:
+                            varied[k] = v
+                    out.append({"job": jname, "device": dname, "dev": d,
+                                "jobopts": j, "varied": varied,
+                                "file": self.job_file(job)})
+        for i, r in enumerate(out, 1):
+            slug = "-".join("%s=%s" % kv for kv in r["varied"].items())
+            r["index"] = i
+            r["id"] = re.sub(r"[^A-Za-z0-9_.=-]+", "_",
+                             "%02d-%s-%s%s" % (i, r["job"], r["device"], "-" + slug if slug else ""))
+        return out
