@@ -180,8 +180,8 @@ def draw_plots(out, rows):
     if not os.access(os.path.expanduser("~/.config"), os.W_OK) or os.environ.get("SMR_RESULTS"):
         os.environ.setdefault("MPLCONFIGDIR", os.path.join(
             os.environ.get("SMR_RESULTS") or "/tmp", ".matplotlib"))
-    from . import plots
     try:
+        from . import plots
         return plots.draw_all(out, rows)
     except ImportError as e:
         log("no plots: %s (install python3-matplotlib)" % e)

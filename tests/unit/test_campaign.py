@@ -714,3 +714,22 @@ IDLE = 1
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NoMatplotlibTest(unittest.TestCase):
+    """Without matplotlib a campaign still ends with its summary."""
+
+    def test_draw_plots_without_matplotlib(self):
+        from smrcampaign import runner
+        saved = {k: v for k, v in sys.modules.items()
+                 if k == "matplotlib" or k.startswith("matplotlib.")
+                 or k == "smrcampaign.plots"}
+        for k in saved:
+            del sys.modules[k]
+        sys.modules["matplotlib"] = None     # import matplotlib fails
+        try:
+            with tempfile.TemporaryDirectory() as out:
+                self.assertEqual(runner.draw_plots(out, []), [])
+        finally:
+            del sys.modules["matplotlib"]
+            sys.modules.update(saved)
