@@ -17,6 +17,7 @@
 #include <net/genetlink.h>
 
 #include "dm-caveat-nl.h"
+#include "smr-genl.h"
 #include "uapi/dm-caveat-netlink.h"
 
 static unsigned int event_rate = 1000;
@@ -27,13 +28,8 @@ MODULE_PARM_DESC(event_rate,
 static LIST_HEAD(cv_nl_devs);
 static DEFINE_MUTEX(cv_nl_lock);
 
-static DEFINE_SPINLOCK(cv_nl_rl_lock);
-static unsigned long cv_nl_rl_begin;
-static unsigned int cv_nl_rl_count;
-static atomic64_t cv_nl_sent = ATOMIC64_INIT(0);
-static atomic64_t cv_nl_dropped = ATOMIC64_INIT(0);
-
 static struct genl_family cv_genl_family;
+static struct smr_genl_events cv_nl_events;
 
 enum { CV_MCGRP_EVENTS };
 
@@ -196,9 +192,9 @@ static int cv_nl_get_stats_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr ||
 	    nla_put_u32(msg, CV_A_EVENT_RATE, READ_ONCE(event_rate)) ||
 	    nla_put_u64_64bit(msg, CV_A_EVENTS_SENT,
-			      atomic64_read(&cv_nl_sent), CV_A_PAD) ||
+			      atomic64_read(&cv_nl_events.sent), CV_A_PAD) ||
 	    nla_put_u64_64bit(msg, CV_A_EVENTS_DROPPED,
-			      atomic64_read(&cv_nl_dropped), CV_A_PAD)) {
+			      atomic64_read(&cv_nl_events.dropped), CV_A_PAD)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -233,10 +229,8 @@ static int cv_nl_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (a[CV_A_EVENT_RATE])
 		WRITE_ONCE(event_rate, nla_get_u32(a[CV_A_EVENT_RATE]));
-	if (a[CV_A_RESET_COUNTERS]) {
-		atomic64_set(&cv_nl_sent, 0);
-		atomic64_set(&cv_nl_dropped, 0);
-	}
+	if (a[CV_A_RESET_COUNTERS])
+		smr_genl_events_reset(&cv_nl_events);
 	return 0;
 }
 
@@ -275,73 +269,31 @@ static struct genl_family cv_genl_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(cv_nl_mcgrps),
 };
 
-static bool cv_nl_rate_ok(void)
-{
-	unsigned int rate = READ_ONCE(event_rate);
-	unsigned long flags;
-	bool ok;
-
-	if (!rate)
-		return false;
-	spin_lock_irqsave(&cv_nl_rl_lock, flags);
-	if (time_after_eq(jiffies, cv_nl_rl_begin + HZ)) {
-		cv_nl_rl_begin = jiffies;
-		cv_nl_rl_count = 0;
-	}
-	ok = cv_nl_rl_count < rate;
-	if (ok)
-		cv_nl_rl_count++;
-	spin_unlock_irqrestore(&cv_nl_rl_lock, flags);
-	return ok;
-}
-
 void cv_nl_damage(struct cv_nl_dev *d, u64 wfirst, u64 wlast, u64 vfirst,
 		  u64 vlast, u64 dfirst, u64 dlast, u64 live)
 {
 	struct sk_buff *skb;
 	void *hdr;
-	int err;
 
-	if (!genl_has_listeners(&cv_genl_family, &init_net, CV_MCGRP_EVENTS))
-		return;
-	if (!cv_nl_rate_ok())
-		goto drop;
-	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_ATOMIC | __GFP_NOWARN);
+	skb = smr_genl_event_new(&cv_nl_events, CV_CMD_EV_DAMAGE, &hdr);
 	if (!skb)
-		goto drop;
-	hdr = genlmsg_put(skb, 0, 0, &cv_genl_family, 0, CV_CMD_EV_DAMAGE);
-	if (!hdr || cv_nl_put_dev(skb, d) ||
-	    nla_put_u64_64bit(skb, CV_A_WRITE_FIRST, wfirst, CV_A_PAD) ||
-	    nla_put_u64_64bit(skb, CV_A_WRITE_LAST, wlast, CV_A_PAD) ||
-	    nla_put_u64_64bit(skb, CV_A_VICTIM_FIRST, vfirst, CV_A_PAD) ||
-	    nla_put_u64_64bit(skb, CV_A_VICTIM_LAST, vlast, CV_A_PAD) ||
-	    nla_put_u64_64bit(skb, CV_A_DAMAGE_FIRST, dfirst, CV_A_PAD) ||
-	    nla_put_u64_64bit(skb, CV_A_DAMAGE_LAST, dlast, CV_A_PAD) ||
-	    nla_put_u64_64bit(skb, CV_A_LIVE_BLOCKS, live, CV_A_PAD)) {
-		nlmsg_free(skb);
-		goto drop;
-	}
-	genlmsg_end(skb, hdr);
-	err = genlmsg_multicast(&cv_genl_family, skb, 0, CV_MCGRP_EVENTS,
-				GFP_ATOMIC | __GFP_NOWARN);
-	if (!err)
-		atomic64_inc(&cv_nl_sent);
-	else if (err != -ESRCH)
-		atomic64_inc(&cv_nl_dropped);
-	return;
-drop:
-	atomic64_inc(&cv_nl_dropped);
+		return;
+	smr_genl_event_send(&cv_nl_events, skb, hdr,
+		cv_nl_put_dev(skb, d) ||
+		nla_put_u64_64bit(skb, CV_A_WRITE_FIRST, wfirst, CV_A_PAD) ||
+		nla_put_u64_64bit(skb, CV_A_WRITE_LAST, wlast, CV_A_PAD) ||
+		nla_put_u64_64bit(skb, CV_A_VICTIM_FIRST, vfirst, CV_A_PAD) ||
+		nla_put_u64_64bit(skb, CV_A_VICTIM_LAST, vlast, CV_A_PAD) ||
+		nla_put_u64_64bit(skb, CV_A_DAMAGE_FIRST, dfirst, CV_A_PAD) ||
+		nla_put_u64_64bit(skb, CV_A_DAMAGE_LAST, dlast, CV_A_PAD) ||
+		nla_put_u64_64bit(skb, CV_A_LIVE_BLOCKS, live, CV_A_PAD));
 }
 
 /* End of a successful ctr (process context). */
 void cv_nl_register(struct cv_nl_dev *d, struct dm_target *ti)
 {
-	struct mapped_device *md = dm_table_get_md(ti->table);
-
 	d->ti = ti;
-	d->devt = disk_devt(dm_disk(md));
-	if (dm_copy_name_and_uuid(md, d->name, NULL))
-		strscpy(d->name, dm_device_name(md), sizeof(d->name));
+	smr_genl_dev_name(ti, d->name, &d->devt);
 	mutex_lock(&cv_nl_lock);
 	list_add_tail(&d->node, &cv_nl_devs);
 	mutex_unlock(&cv_nl_lock);
@@ -356,7 +308,8 @@ void cv_nl_unregister(struct cv_nl_dev *d)
 
 int cv_nl_init(void)
 {
-	cv_nl_rl_begin = jiffies;
+	smr_genl_events_init(&cv_nl_events, &cv_genl_family, CV_MCGRP_EVENTS,
+			     &event_rate);
 	return genl_register_family(&cv_genl_family);
 }
 

@@ -45,7 +45,7 @@ void cv_nl_unregister(struct cv_nl_dev *d);
 void cv_nl_damage(struct cv_nl_dev *d, u64 wfirst, u64 wlast, u64 vfirst,
 		  u64 vlast, u64 dfirst, u64 dlast, u64 live);
 
-/* Defined in dm-caveat-target.c. */
+/* Defined in dm-caveat-status.c. */
 void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s);
 void cv_nl_clear_stats(struct cv_nl_dev *d);
 

@@ -26,6 +26,7 @@
 
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
+#include "smr-genl.h"
 #include "uapi/dm-smr-netlink.h"
 
 static unsigned int event_rate = 1000;
@@ -39,6 +40,7 @@ struct smr_nl_dev {
 	struct rcu_head rcu;
 	struct smr_target *sc;
 	struct smr_target *zc;	/* host-managed: the zone state events come from */
+	const struct smr_nl_counters *counters;
 	dev_t devt;
 	char name[DM_NAME_LEN];
 };
@@ -46,13 +48,8 @@ struct smr_nl_dev {
 static LIST_HEAD(smr_nl_devs);
 static DEFINE_MUTEX(smr_nl_lock);
 
-static DEFINE_SPINLOCK(smr_nl_rl_lock);
-static unsigned long smr_nl_rl_begin;
-static unsigned int smr_nl_rl_count;
-static atomic64_t smr_nl_sent = ATOMIC64_INIT(0);
-static atomic64_t smr_nl_dropped = ATOMIC64_INIT(0);
-
 static struct genl_family smr_genl_family;
+static struct smr_genl_events smr_nl_events;
 
 enum { SMR_MCGRP_EVENTS };
 
@@ -100,12 +97,12 @@ static int smr_nl_put_u64s(struct sk_buff *skb, int nest_type,
 	return 0;
 }
 
-static int smr_nl_put_hm(struct sk_buff *skb, struct smr_target *sc)
+static int smr_nl_put_hm(struct sk_buff *skb, struct smr_nl_dev *d)
 {
 	struct smr_hm_snap s;
 	u64 v[SMR_HM_MAX - SMR_HM_NR_ZONES + 1];
 
-	smr_hm_snapshot(sc, &s);
+	d->counters->hm(d->sc, &s);
 	v[SMR_HM_NR_ZONES - SMR_HM_NR_ZONES] = s.nr_zones;
 	v[SMR_HM_CONV_ZONES - SMR_HM_NR_ZONES] = s.conv_zones;
 	v[SMR_HM_IMP_OPEN - SMR_HM_NR_ZONES] = s.imp_open;
@@ -131,13 +128,13 @@ static int smr_nl_put_hm(struct sk_buff *skb, struct smr_target *sc)
 			       SMR_HM_NR_ZONES, SMR_HM_PAD);
 }
 
-static int smr_nl_put_dm(struct sk_buff *skb, struct smr_target *sc)
+static int smr_nl_put_dm(struct sk_buff *skb, struct smr_nl_dev *d)
 {
 	struct smr_dm_snap s;
 	u64 v[SMR_DM_MAX - SMR_DM_NR_BANDS + 1];
 	u64 *p = v;
 
-	smr_dm_snapshot(sc, &s);
+	d->counters->dm(d->sc, &s);
 	/* In SMR_DM_* order, which is the status field order. */
 	*p++ = s.nr_bands;
 	*p++ = s.band_sectors;
@@ -191,7 +188,7 @@ static int smr_nl_fill_dev(struct sk_buff *skb, struct smr_nl_dev *d,
 		ret = -EMSGSIZE;
 	if (!ret)
 		ret = sc->mode == SMR_MODE_DRIVE_MANAGED ?
-			smr_nl_put_dm(skb, sc) : smr_nl_put_hm(skb, sc);
+			smr_nl_put_dm(skb, d) : smr_nl_put_hm(skb, d);
 	if (ret) {
 		genlmsg_cancel(skb, hdr);
 		return ret;
@@ -272,9 +269,9 @@ static int smr_nl_get_stats_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr ||
 	    nla_put_u32(msg, SMR_A_EVENT_RATE, READ_ONCE(event_rate)) ||
 	    nla_put_u64_64bit(msg, SMR_A_EVENTS_SENT,
-			      atomic64_read(&smr_nl_sent), SMR_A_PAD) ||
+			      atomic64_read(&smr_nl_events.sent), SMR_A_PAD) ||
 	    nla_put_u64_64bit(msg, SMR_A_EVENTS_DROPPED,
-			      atomic64_read(&smr_nl_dropped), SMR_A_PAD)) {
+			      atomic64_read(&smr_nl_events.dropped), SMR_A_PAD)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -292,10 +289,8 @@ static int smr_nl_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (info->attrs[SMR_A_EVENT_RATE])
 		WRITE_ONCE(event_rate,
 			   nla_get_u32(info->attrs[SMR_A_EVENT_RATE]));
-	if (info->attrs[SMR_A_RESET_COUNTERS]) {
-		atomic64_set(&smr_nl_sent, 0);
-		atomic64_set(&smr_nl_dropped, 0);
-	}
+	if (info->attrs[SMR_A_RESET_COUNTERS])
+		smr_genl_events_reset(&smr_nl_events);
 	return 0;
 }
 
@@ -336,29 +331,9 @@ static struct genl_family smr_genl_family __ro_after_init = {
 
 /* ----------------------------------------------------------- events --- */
 
-static bool smr_nl_rate_ok(void)
-{
-	unsigned int rate = READ_ONCE(event_rate);
-	unsigned long flags;
-	bool ok;
-
-	if (!rate)
-		return false;
-	spin_lock_irqsave(&smr_nl_rl_lock, flags);
-	if (time_after_eq(jiffies, smr_nl_rl_begin + HZ)) {
-		smr_nl_rl_begin = jiffies;
-		smr_nl_rl_count = 0;
-	}
-	ok = smr_nl_rl_count < rate;
-	if (ok)
-		smr_nl_rl_count++;
-	spin_unlock_irqrestore(&smr_nl_rl_lock, flags);
-	return ok;
-}
-
 /*
  * Start an event message for @sc, or NULL (nobody listens: not counted;
- * over the rate or no memory: counted as dropped).
+ * over the rate, no memory, or @sc not registered: counted as dropped).
  */
 static struct sk_buff *smr_nl_ev_new(struct smr_target *sc, u8 cmd,
 				     void **hdr)
@@ -367,49 +342,27 @@ static struct sk_buff *smr_nl_ev_new(struct smr_target *sc, u8 cmd,
 	struct sk_buff *skb;
 	int ret = -ENODEV;
 
-	if (!genl_has_listeners(&smr_genl_family, &init_net, SMR_MCGRP_EVENTS))
-		return NULL;
-	if (!smr_nl_rate_ok())
-		goto drop;
-	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_ATOMIC | __GFP_NOWARN);
+	skb = smr_genl_event_new(&smr_nl_events, cmd, hdr);
 	if (!skb)
-		goto drop;
-	*hdr = genlmsg_put(skb, 0, 0, &smr_genl_family, 0, cmd);
-	if (*hdr) {
-		rcu_read_lock();
-		list_for_each_entry_rcu(d, &smr_nl_devs, node) {
-			if (d->sc == sc || d->zc == sc) {
-				ret = smr_nl_put_dev(skb, d);
-				break;
-			}
+		return NULL;
+	rcu_read_lock();
+	list_for_each_entry_rcu(d, &smr_nl_devs, node) {
+		if (d->sc == sc || d->zc == sc) {
+			ret = smr_nl_put_dev(skb, d);
+			break;
 		}
-		rcu_read_unlock();
 	}
-	if (!*hdr || ret) {
-		nlmsg_free(skb);
-		goto drop;
+	rcu_read_unlock();
+	if (ret) {
+		smr_genl_event_send(&smr_nl_events, skb, *hdr, ret);
+		return NULL;
 	}
 	return skb;
-drop:
-	atomic64_inc(&smr_nl_dropped);
-	return NULL;
 }
 
-/* Send (or, @err set by a failed nla_put, drop) an event message. */
 static void smr_nl_ev_send(struct sk_buff *skb, void *hdr, int err)
 {
-	if (err) {
-		nlmsg_free(skb);
-		atomic64_inc(&smr_nl_dropped);
-		return;
-	}
-	genlmsg_end(skb, hdr);
-	err = genlmsg_multicast(&smr_genl_family, skb, 0, SMR_MCGRP_EVENTS,
-				GFP_ATOMIC | __GFP_NOWARN);
-	if (!err)
-		atomic64_inc(&smr_nl_sent);
-	else if (err != -ESRCH)
-		atomic64_inc(&smr_nl_dropped);
+	smr_genl_event_send(&smr_nl_events, skb, hdr, err);
 }
 
 void smr_nl_clean_start(struct smr_target *sc, u32 band,
@@ -501,22 +454,21 @@ void smr_nl_commit_error(struct smr_target *sc, int err)
  * End of a successful ctr (process context). Without memory for the entry
  * the device works but is missing from dumps and sends no events.
  */
-void smr_nl_register(struct smr_target *sc)
+void smr_nl_register(struct smr_target *sc, struct smr_target *zc,
+		     const struct smr_nl_counters *c)
 {
-	struct mapped_device *md = dm_table_get_md(sc->ti->table);
 	struct smr_nl_dev *d;
 
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d) {
 		DMWARN("%s: no memory for the netlink registry; no events",
-		       dm_device_name(md));
+		       dm_table_device_name(sc->ti->table));
 		return;
 	}
 	d->sc = sc;
-	d->zc = smr_zones_of(sc);
-	d->devt = disk_devt(dm_disk(md));
-	if (dm_copy_name_and_uuid(md, d->name, NULL))
-		strscpy(d->name, dm_device_name(md), sizeof(d->name));
+	d->zc = zc;
+	d->counters = c;
+	smr_genl_dev_name(sc->ti, d->name, &d->devt);
 	mutex_lock(&smr_nl_lock);
 	list_add_tail_rcu(&d->node, &smr_nl_devs);
 	mutex_unlock(&smr_nl_lock);
@@ -542,7 +494,8 @@ void smr_nl_unregister(struct smr_target *sc)
 
 int smr_nl_init(void)
 {
-	smr_nl_rl_begin = jiffies;
+	smr_genl_events_init(&smr_nl_events, &smr_genl_family,
+			     SMR_MCGRP_EVENTS, &event_rate);
 	return genl_register_family(&smr_genl_family);
 }
 

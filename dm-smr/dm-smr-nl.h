@@ -12,6 +12,18 @@
 #include <linux/types.h>
 
 struct smr_target;
+struct smr_hm_snap;
+struct smr_dm_snap;
+
+/*
+ * Where the dump reads a device's counters: the target hands these over
+ * when it registers, so the family never calls up into the engines that
+ * send it events (dm-smr-target.c provides them).
+ */
+struct smr_nl_counters {
+	void (*hm)(struct smr_target *sc, struct smr_hm_snap *s);
+	void (*dm)(struct smr_target *sc, struct smr_dm_snap *s);
+};
 
 enum smr_clean_reason {
 	SMR_CLEAN_IDLE = 1,
@@ -21,7 +33,9 @@ enum smr_clean_reason {
 
 int smr_nl_init(void);
 void smr_nl_exit(void);
-void smr_nl_register(struct smr_target *sc);
+/* @zc: the zone context events of @sc come from (host-managed), or @sc. */
+void smr_nl_register(struct smr_target *sc, struct smr_target *zc,
+		     const struct smr_nl_counters *c);
 void smr_nl_unregister(struct smr_target *sc);
 void smr_nl_clean_start(struct smr_target *sc, u32 band,
 			enum smr_clean_reason r);

@@ -22,100 +22,55 @@
  * docs/dm-smr.rst describes the status fields, messages and on-disk format.
  */
 #include <linux/module.h>
-#include <linux/ctype.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
 
+/* Optional arguments of host-managed mode, in opt_mask bit order. */
 enum {
 	SMR_OPT_CONV = 1 << 0,
 	SMR_OPT_CAP = 1 << 1,
 	SMR_OPT_OPEN = 1 << 2,
 	SMR_OPT_ACTIVE = 1 << 3,
+	SMR_OPT_FORMAT = 1 << 4,
 };
 
-/* Parse a whole unsigned number; trailing junk is an error. */
-int smr_parse_u64(const char *s, u64 *v)
-{
-	/* Unlike sscanf, kstrtoull refuses values that overflow. */
-	if (!s || !isdigit(*s) || kstrtoull(s, 10, v))
-		return -EINVAL;
-	return 0;
-}
+static const struct smr_opt smr_hm_opts[] = {
+	{ .name = "conv_zones", .max = U32_MAX, .bad = "Invalid conv_zones" },
+	{ .name = "zone_capacity", .max = U64_MAX, .bad = "Invalid zone_capacity" },
+	{ .name = "max_open", .max = U32_MAX, .bad = "Invalid max_open" },
+	{ .name = "max_active", .max = U32_MAX, .bad = "Invalid max_active" },
+	{ .name = "format", .flag = true },
+};
 
-static int smr_parse_u32(const char *s, u32 *v)
-{
-	u64 x;
+static const struct smr_opt_table smr_hm_opt_table = {
+	.opts = smr_hm_opts,
+	.nr = ARRAY_SIZE(smr_hm_opts),
+	.count_error = "Invalid number of optional arguments (at most 9)",
+	.unknown_error = "Unknown optional argument",
+};
 
-	if (smr_parse_u64(s, &x) || x > U32_MAX)
-		return -EINVAL;
-	*v = x;
-	return 0;
-}
-
-static int smr_parse_opts(struct smr_target *sc, struct dm_arg_set *as)
+static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
 {
-	static const struct dm_arg _args[] = {
-		{0, 9, "Invalid number of optional arguments (at most 9)"},
-	};
-	struct dm_target *ti = sc->ti;
-	unsigned int argc;
-	const char *name;
+	u64 v[ARRAY_SIZE(smr_hm_opts)];
+	unsigned long given;
 	int ret;
 
-	if (!as->argc)
-		return 0;
-	ret = dm_read_arg_group(_args, as, &argc, &ti->error);
+	ret = smr_parse_opts(&smr_hm_opt_table, as, &given, v, &sc->ti->error);
 	if (ret)
 		return ret;
-
-	while (argc) {
-		name = dm_shift_arg(as);
-		argc--;
-		if (!strcasecmp(name, "format")) {
-			sc->format = true;
-			continue;
-		}
-		if (!argc) {
-			ti->error = "Optional argument is missing its value";
-			return -EINVAL;
-		}
-		argc--;
-		if (!strcasecmp(name, "conv_zones")) {
-			if (smr_parse_u32(dm_shift_arg(as), &sc->nr_conv)) {
-				ti->error = "Invalid conv_zones";
-				return -EINVAL;
-			}
-			sc->opt_mask |= SMR_OPT_CONV;
-		} else if (!strcasecmp(name, "zone_capacity")) {
-			if (smr_parse_u64(dm_shift_arg(as), &sc->zone_capacity)) {
-				ti->error = "Invalid zone_capacity";
-				return -EINVAL;
-			}
-			sc->opt_mask |= SMR_OPT_CAP;
-		} else if (!strcasecmp(name, "max_open")) {
-			if (smr_parse_u32(dm_shift_arg(as), &sc->max_open)) {
-				ti->error = "Invalid max_open";
-				return -EINVAL;
-			}
-			sc->opt_mask |= SMR_OPT_OPEN;
-		} else if (!strcasecmp(name, "max_active")) {
-			if (smr_parse_u32(dm_shift_arg(as), &sc->max_active)) {
-				ti->error = "Invalid max_active";
-				return -EINVAL;
-			}
-			sc->opt_mask |= SMR_OPT_ACTIVE;
-		} else {
-			ti->error = "Unknown optional argument";
-			return -EINVAL;
-		}
-	}
-	if (as->argc) {
-		ti->error = "Too many arguments";
-		return -EINVAL;
-	}
+	sc->opt_mask = given & ~SMR_OPT_FORMAT;
+	if (given & SMR_OPT_CONV)
+		sc->nr_conv = v[0];
+	if (given & SMR_OPT_CAP)
+		sc->zone_capacity = v[1];
+	if (given & SMR_OPT_OPEN)
+		sc->max_open = v[2];
+	if (given & SMR_OPT_ACTIVE)
+		sc->max_active = v[3];
+	sc->format = given & SMR_OPT_FORMAT;
 	return 0;
 }
 
@@ -124,7 +79,7 @@ static int smr_check_geometry(struct smr_target *sc)
 {
 	struct dm_target *ti = sc->ti;
 	u64 nr_zones, nr_seq;
-	sector_t need, have;
+	sector_t md, need, have;
 
 	if (!is_power_of_2(sc->zone_sectors) ||
 	    sc->zone_sectors < SMR_BLOCK_SECTORS ||
@@ -162,13 +117,14 @@ static int smr_check_geometry(struct smr_target *sc)
 				   sc->eff_max_open > sc->eff_max_active))
 		sc->eff_max_open = sc->eff_max_active;
 
-	need = smr_md_sectors(sc->nr_zones) + smr_data_sectors(sc);
+	md = smr_md_sectors_for(smr_hm_md_blocks(sc->nr_zones));
+	need = md + smr_data_sectors(sc);
 	have = bdev_nr_sectors(sc->dev->bdev);
 	if (need > have) {
 		DMERR("backing device %s has %llu sectors; %llu are needed (metadata %llu + data %llu)",
 		      sc->dev->name, (unsigned long long)have,
 		      (unsigned long long)need,
-		      (unsigned long long)smr_md_sectors(sc->nr_zones),
+		      (unsigned long long)md,
 		      (unsigned long long)smr_data_sectors(sc));
 		ti->error = "Backing device too small for this geometry (sizes in the kernel log)";
 		return -ENOSPC;
@@ -176,71 +132,16 @@ static int smr_check_geometry(struct smr_target *sc)
 	return 0;
 }
 
-/*
- * The smr targets constructed and not yet destroyed, with the table each
- * belongs to. A table may hold several host-managed smr targets (each
- * maps a zoned device) or several drive-managed ones, but not both: dm
- * makes a table zoned if any target is, and a drive-managed target has no
- * zones to report. dm does refuse such a table, but late and with an
- * error that names neither target nor cause ("Count <disk> zones failed"
- * since 6.11, a failed zone revalidation before), so refuse it here.
- * Targets are constructed one after the other under the table's load,
- * so the second target of a table always sees the first.
- */
-static LIST_HEAD(smr_tables);
-static DEFINE_MUTEX(smr_tables_lock);
-
-static int smr_join_table(struct smr_target *sc)
+static void smr_hm_counters(struct smr_target *sc, struct smr_hm_snap *s)
 {
-	struct smr_target *other;
-	int ret = 0;
-
-	mutex_lock(&smr_tables_lock);
-	list_for_each_entry(other, &smr_tables, table_node) {
-		if (other->ti->table == sc->ti->table && other->mode != sc->mode) {
-			ret = -EINVAL;
-			break;
-		}
-	}
-	if (!ret)
-		list_add(&sc->table_node, &smr_tables);
-	mutex_unlock(&smr_tables_lock);
-	return ret;
+	smr_hm_snapshot(smr_zones_of(sc), s);
 }
 
-/*
- * A new table's first resume (drive-managed): if the table it replaces
- * failed its commit at suspend, that table's memory is newer than the
- * disk. dm destroys the old table only after the new one resumed, so it
- * is still here: retry its commit before the new table reads the disk.
- * Returns the commit's error; the caller then refuses to resume rather
- * than read a stale state.
- */
-int smr_commit_predecessor(struct smr_target *sc)
-{
-	struct smr_target *old;
-	int ret = 0;
-
-	mutex_lock(&smr_tables_lock);
-	list_for_each_entry(old, &smr_tables, table_node) {
-		if (old == sc || !old->commit_pending ||
-		    old->bdev->bd_dev != sc->bdev->bd_dev)
-			continue;
-		ret = smr_md_commit(old);
-		if (!ret)
-			old->commit_pending = false;
-		break;
-	}
-	mutex_unlock(&smr_tables_lock);
-	return ret;
-}
-
-static void smr_leave_table(struct smr_target *sc)
-{
-	mutex_lock(&smr_tables_lock);
-	list_del_init(&sc->table_node);
-	mutex_unlock(&smr_tables_lock);
-}
+/* What the netlink dump reads (dm-smr-nl.c calls no engine itself). */
+static const struct smr_nl_counters smr_nl_counters = {
+	.hm = smr_hm_counters,
+	.dm = smr_dm_snapshot,
+};
 
 static void smr_free(struct smr_target *sc)
 {
@@ -316,7 +217,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		if (ret)
 			goto bad;
 		ti->private = sc;
-		smr_nl_register(sc);
+		smr_nl_register(sc, smr_zones_of(sc), &smr_nl_counters);
 		return 0;
 	}
 	if (bdev_is_zoned(sc->bdev)) {
@@ -327,7 +228,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Invalid zone_sectors";
 		goto bad;
 	}
-	ret = smr_parse_opts(sc, &as);
+	ret = smr_parse_opts_hm(sc, &as);
 	if (ret)
 		goto bad;
 	ret = smr_check_geometry(sc);
@@ -357,7 +258,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->flush_supported = true;
 	/* The zoned device appends natively: dm passes zone appends on. */
 	ti->emulate_zone_append = false;
-	smr_nl_register(sc);
+	smr_nl_register(sc, smr_zones_of(sc), &smr_nl_counters);
 	return 0;
 
 bad:
@@ -449,43 +350,6 @@ static void smr_resume(struct dm_target *ti)
 		smr_dm_resume(sc);
 }
 
-void smr_hm_snapshot(struct smr_target *tsc, struct smr_hm_snap *s)
-{
-	struct smr_target *sc = smr_zones_of(tsc);
-	struct smr_stats st;
-	u32 z;
-
-	memset(s, 0, sizeof(*s));
-	spin_lock_irq(&sc->lock);
-	st = sc->stats;
-	s->imp_open = sc->nr_imp_open;
-	s->exp_open = sc->nr_exp_open;
-	s->closed = sc->nr_closed;
-	spin_unlock_irq(&sc->lock);
-	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
-		u8 c = READ_ONCE(sc->zones[z].cond);
-
-		s->full += c == BLK_ZONE_COND_FULL;
-		s->readonly += c == BLK_ZONE_COND_READONLY;
-		s->offline += c == BLK_ZONE_COND_OFFLINE;
-	}
-	s->nr_zones = sc->nr_zones;
-	s->conv_zones = sc->nr_conv;
-	s->writes = st.writes;
-	s->write_sectors = st.write_sectors;
-	s->reads = st.reads;
-	s->read_sectors = st.read_sectors;
-	s->resets = st.resets;
-	s->finishes = st.finishes;
-	s->opens = st.opens;
-	s->closes = st.closes;
-	s->imp_closes = st.imp_closes;
-	s->wp_errors = st.wp_errors;
-	s->errors = st.errors;
-	s->commits = st.commits;
-	s->mem_bytes = sc->mem_bytes;
-}
-
 /*
  * STATUSTYPE_INFO, host-managed mode (one line, space separated):
  *
@@ -515,7 +379,7 @@ static void smr_status(struct dm_target *ti, status_type_t type,
 	}
 	switch (type) {
 	case STATUSTYPE_INFO:
-		smr_hm_snapshot(sc, &s);
+		smr_hm_snapshot(smr_zones_of(sc), &s);
 		DMEMIT("host-managed %u %u %u %u %u %u %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 		       s.nr_zones, s.conv_zones, s.imp_open, s.exp_open,
 		       s.closed, s.full, s.readonly, s.offline, s.writes,
@@ -693,21 +557,12 @@ static struct target_type smr_target_type = {
 
 static int __init dm_smr_init(void)
 {
-	int ret;
-
-	ret = smr_nl_init();
-	if (ret)
-		return ret;
-	ret = dm_register_target(&smr_target_type);
-	if (ret)
-		smr_nl_exit();
-	return ret;
+	return smr_genl_register_target(&smr_target_type, smr_nl_init, smr_nl_exit);
 }
 
 static void __exit dm_smr_exit(void)
 {
-	dm_unregister_target(&smr_target_type);
-	smr_nl_exit();
+	smr_genl_unregister_target(&smr_target_type, smr_nl_exit);
 }
 
 module_init(dm_smr_init);

@@ -4,11 +4,25 @@
  *
  * Shared types and prototypes. The target is split by job, as dm-zoned is:
  *   dm-smr-target.c    table parsing, dm callbacks, status and messages
- *   dm-smr-metadata.c  on-disk superblock and zone table, commits
- *   dm-smr-hm.c        host-managed zone emulation (write pointers, state)
+ *   dm-smr-tables.c    the targets alive, by table and backing device
+ *   dm-smr-metadata.c  the superblock; a mode's metadata blocks, loaded,
+ *                      formatted and committed through common/smr-slots.c
+ *   dm-smr-hm.c        host-managed: the I/O path (write pointers, ordering)
+ *   dm-smr-hm-zone.c   host-managed: the zone state machine and resources
+ *   dm-smr-hm-md.c     host-managed: its metadata records (zone table)
  *   dm-smr-zdev.c      the zoned block device host-managed mode runs on
- *   dm-smr-dm.c        drive-managed mode (persistent cache, band cleaning)
+ *   dm-smr-dm.c        drive-managed mode: the target (table, I/O, status)
+ *   dm-smr-dm-cache.c  drive-managed: the persistent cache and its index
+ *   dm-smr-dm-clean.c  drive-managed: the cleaner and its policies
+ *   dm-smr-dm-rewrite.c drive-managed: band rewrite, crash recovery
+ *   dm-smr-dm-md.c     drive-managed: its metadata records
+ *   dm-smr-dm-status.c drive-managed: status, counters, messages
+ *   dm-smr-dm.h        drive-managed: private types, shared prototypes
  *   dm-smr-nl.c        generic netlink events and dumps
+ *   dm-smr-common.c    common/ compiled in: metadata slots, arguments,
+ *                      netlink events (shared with dm-caveat)
+ *
+ * On-disk formats: common/smr-ondisk.h. Kernel differences: compat/.
  */
 #ifndef DM_SMR_H
 #define DM_SMR_H
@@ -24,6 +38,9 @@
 
 #include "smr-compat.h"
 #include "smr-ondisk.h"
+#include "smr-slots.h"
+#include "smr-args.h"
+#include "smr-genl.h"
 
 #define DM_MSG_PREFIX "smr"
 
@@ -34,9 +51,6 @@
 
 /* Zone offsets are kept as 32-bit sector counts: zones up to 1 TiB. */
 #define SMR_MAX_ZONE_SECTORS	(1ULL << 31)
-
-/* Metadata blocks written per backing flush during a commit. */
-#define SMR_MD_BATCH		16
 
 enum smr_mode {
 	SMR_MODE_HOST_MANAGED = 1,
@@ -119,15 +133,11 @@ struct smr_target {
 	bool format;
 	unsigned int zone_shift;
 
-	/* Metadata geometry. */
-	u64 format_id;
-	u32 table_blocks;
+	/* Metadata (dm-smr-metadata.c), in the blocks md_mode describes. */
+	struct smr_slots md;
+	const struct smr_md_mode *md_mode;
 	sector_t data_start;
-	u64 md_gen;
-	unsigned long *slot_b;	/* per table block: current copy in slot B */
-	unsigned long *dirty;	/* per table block: needs a commit */
-	struct page *md_pages[SMR_MD_BATCH];
-	struct mutex commit_lock;
+	u64 cache_sectors;	/* drive-managed: recorded in the superblock */
 
 	/* Zone state, protected by lock (taken from bio completion too). */
 	spinlock_t lock;
@@ -257,31 +267,58 @@ static inline u32 smr_zone_cap(struct smr_target *sc, u32 zno)
 	return smr_zone_is_conv(sc, zno) ? sc->zone_sectors : sc->zone_capacity;
 }
 
-/* Functions defined in dm-smr-target.c */
-int smr_parse_u64(const char *s, u64 *v);
+/* Functions defined in dm-smr-tables.c */
+int smr_join_table(struct smr_target *sc);
+void smr_leave_table(struct smr_target *sc);
 int smr_commit_predecessor(struct smr_target *sc);
+
+/*
+ * What a mode persists, handed to the metadata layer: its blocks' records
+ * (out and in, through the shared store) and the state of a new format.
+ * A mode whose constructor may run while an older table of the same
+ * device is still live loads at its first resume (load_at_resume).
+ */
+struct smr_md_mode {
+	struct smr_slots_ops blocks;	/* owner: the struct smr_target */
+	void (*reset)(struct smr_target *sc);
+	bool load_at_resume;
+};
 
 /* Functions defined in dm-smr-metadata.c */
 sector_t smr_data_sectors(struct smr_target *sc);
-sector_t smr_md_sectors(u32 nr_zones);
 sector_t smr_md_sectors_for(u32 table_blocks);
-int smr_md_rw(struct smr_target *sc, blk_opf_t opf, sector_t sector,
-	      struct page **pages, unsigned int nr);
-int smr_md_init(struct smr_target *sc);
+int smr_md_init(struct smr_target *sc, const struct smr_md_mode *mode,
+		u32 nr_blocks);
 void smr_md_exit(struct smr_target *sc);
 int smr_md_load_or_format(struct smr_target *sc);
-int smr_md_load_table(struct smr_target *sc);
+int smr_md_load(struct smr_target *sc);
 int smr_md_commit(struct smr_target *sc);
-void smr_md_mark_dirty(struct smr_target *sc, u32 zno);
+
+/* Defined in dm-smr-hm-md.c: what host-managed mode persists. */
+extern const struct smr_md_mode smr_hm_md_mode;
+u32 smr_hm_md_blocks(u32 nr_zones);
+void smr_hm_zone_dirty(struct smr_target *sc, u32 zno);
 
 /* Functions defined in dm-smr-hm.c */
 void smr_hm_submit(struct smr_target *sc, struct bio *bio);
-void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz);
 int smr_hm_ctx_init(struct smr_target *sc);
 void smr_hm_ctx_exit(struct smr_target *sc);
-void smr_hm_recount(struct smr_target *sc);
-int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond);
+
+/* Functions defined in dm-smr-hm-zone.c (sc->lock held unless noted) */
 const char *smr_cond_name(u8 cond);
+void smr_hm_recount(struct smr_target *sc);
+void smr_cond_enter(struct smr_target *sc, struct smr_zone *z, u8 cond);
+blk_status_t smr_check_resources(struct smr_target *sc, struct smr_zone *z);
+blk_status_t smr_zone_usable(struct smr_zone *z);
+blk_status_t smr_zone_open(struct smr_target *sc, struct smr_zone *z);
+blk_status_t smr_zone_close(struct smr_target *sc, struct smr_zone *z);
+blk_status_t smr_zone_finish(struct smr_target *sc, u32 zno);
+blk_status_t smr_zone_reset(struct smr_target *sc, u32 zno);
+void smr_zone_orphan(struct smr_target *sc, struct smr_zone *z, bool orphan);
+bool smr_zone_has_stale(struct smr_zone *z);
+/* Takes sc->lock. */
+int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond);
+void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz);
 void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s);
 
 /* Functions defined in dm-smr-zdev.c */
@@ -311,11 +348,7 @@ int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
 		   char *result, unsigned int maxlen);
 void smr_dm_io_hints(struct smr_target *sc, struct queue_limits *limits);
 void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s);
-/* Metadata callbacks for this mode (see dm-smr-metadata.c). */
-u32 smr_dm_block_records(struct smr_target *sc, u32 k);
-void smr_dm_build_block(struct smr_target *sc, u32 k, void *buf);
-int smr_dm_load_block(struct smr_target *sc, u32 k, void *buf);
-void smr_dm_reset(struct smr_target *sc);
-u64 smr_cache_sectors(struct smr_target *sc);
+/* Defined in dm-smr-dm-md.c: what drive-managed mode persists. */
+extern const struct smr_md_mode smr_dm_md_mode;
 
 #endif /* DM_SMR_H */

@@ -99,6 +99,7 @@ refused "policy with junk" "$(T $LEN "$back" $BAND policy fifo2)" "$PMSG"
 refused "seq_bypass yes" "$(T $LEN "$back" $BAND seq_bypass yes)" "seq_bypass must be on or off"
 refused "seq_bypass 1" "$(T $LEN "$back" $BAND seq_bypass 1)" "seq_bypass must be on or off"
 refused "unknown option" "$(T $LEN "$back" $BAND foo 1)" "Unknown optional argument"
+refused "policy given twice" "$(T $LEN "$back" $BAND policy fifo policy greedy)" "given twice"
 refused "host-managed option in drive-managed mode" "$(T $LEN "$back" $BAND conv_zones 1)" \
 	"Unknown optional argument"
 refused "option without its value" "$(T $LEN "$back" $BAND cache_sectors)" \

@@ -86,6 +86,7 @@ refused "zone_capacity > zone size" "$(T $LEN "$back" $ZS zone_capacity $((ZS + 
 refused "zone_capacity not a multiple of 8" "$(T $LEN "$back" $ZS zone_capacity 12)" "$CAPMSG"
 refused "zone_capacity 0" "$(T $LEN "$back" $ZS zone_capacity 0)" "$CAPMSG"
 refused "unknown option" "$(T $LEN "$back" $ZS foo 1)" "Unknown optional argument"
+refused "max_open given twice" "$(T $LEN "$back" $ZS max_open 2 max_open 3)" "given twice"
 refused "junk after the zone size" "$(T $LEN "$back" 131072x)" "Invalid zone_sectors"
 refused "negative zone size" "$(T $LEN "$back" -16384)" "Invalid zone_sectors"
 refused "junk after conv_zones" "$(T $LEN "$back" $ZS conv_zones 2x)" "Invalid conv_zones"

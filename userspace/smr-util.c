@@ -206,7 +206,7 @@ enum smr_model model_parse(const char *s)
 }
 
 /*
- * Drive-managed metadata (dm-smr-dm.c): superblock, then two 4 KiB slots
+ * Drive-managed metadata (dm-smr-dm-md.c): superblock, then two 4 KiB slots
  * per table block; table blocks = 1 (intent) + one per 254 cache slots
  * (16-byte records) + one per 508 bands (8-byte records); rounded up to
  * 1 MiB.

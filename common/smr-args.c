@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Table-line argument parsing shared by dm-smr and dm-caveat; see
+ * smr-args.h. Compiled into both modules.
+ */
+#include <linux/ctype.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+
+#include "smr-args.h"
+
+int smr_parse_u64(const char *s, u64 *v)
+{
+	if (!s || !isdigit(*s) || kstrtoull(s, 10, v))
+		return -EINVAL;
+	return 0;
+}
+
+static int smr_opt_value(const struct smr_opt *o, const char *s, u64 *v)
+{
+	unsigned int i;
+
+	if (o->parse)
+		return o->parse(s, v);
+	if (!o->words)
+		return smr_parse_u64(s, v) || *v < o->min || *v > o->max ?
+			-EINVAL : 0;
+	for (i = 0; o->words[i]; i++) {
+		if (!strcasecmp(s, o->words[i])) {
+			*v = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
+		   unsigned long *given, u64 *val, char **error)
+{
+	struct dm_arg count = { 0, 0, t->count_error };
+	const struct smr_opt *o;
+	unsigned int argc, i;
+	const char *name;
+	int ret;
+
+	*given = 0;
+	if (!as->argc)
+		return 0;
+	for (i = 0; i < t->nr; i++)
+		count.max += t->opts[i].flag ? 1 : 2;
+	ret = dm_read_arg_group(&count, as, &argc, error);
+	if (ret)
+		return ret;
+	while (argc) {
+		name = dm_shift_arg(as);
+		argc--;
+		for (i = 0; i < t->nr; i++)
+			if (!strcasecmp(name, t->opts[i].name))
+				break;
+		if (i == t->nr) {
+			*error = t->unknown_error;
+			return -EINVAL;
+		}
+		o = &t->opts[i];
+		if (*given & BIT(i)) {
+			*error = "Optional argument given twice";
+			return -EINVAL;
+		}
+		*given |= BIT(i);
+		if (o->flag) {
+			val[i] = 1;
+			continue;
+		}
+		if (!argc) {
+			*error = "Optional argument is missing its value";
+			return -EINVAL;
+		}
+		argc--;
+		if (smr_opt_value(o, dm_shift_arg(as), &val[i])) {
+			*error = o->bad;
+			return -EINVAL;
+		}
+	}
+	if (as->argc) {
+		*error = "Too many arguments";
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-caveat: the I/O path. map() and end_io(): reads checked against the
+ * damage set (failed, or zeroed where damaged), writes mapped with their
+ * damage applied; the worker, which commits for flushes, FUA writes and
+ * writes whose damage must be durable first, and maps the writes map()
+ * found no memory for; the write completion; scramble.
+ */
+#include <linux/module.h>
+#include <linux/gfp.h>
+#include <linux/highmem.h>
+#include <linux/jiffies.h>
+
+#include "smr-fault.h"
+#include "dm-caveat.h"
+
+static void cv_defer(struct cv_target *sc, struct bio_list *list, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->lock, flags);
+	bio_list_add(list, bio);
+	spin_unlock_irqrestore(&sc->lock, flags);
+	queue_work(sc->wq, &sc->work);
+}
+
+/* A write finished (or failed before it was issued). */
+static void cv_write_done(struct cv_target *sc, struct cv_io *io,
+			  blk_status_t sts)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->lock, flags);
+	list_del(&io->list);
+	if (!sts) {
+		if (io->t0 > io->t1 || io->t1 < io->first || io->t0 > io->last) {
+			cv_set_range(sc, io->first, io->last);
+		} else {
+			if (io->t0 > io->first)
+				cv_set_range(sc, io->first, io->t0 - 1);
+			if (io->t1 < io->last)
+				cv_set_range(sc, io->t1 + 1, io->last);
+		}
+	}
+	cv_unpin(sc, io->first, io->last);
+	spin_unlock_irqrestore(&sc->lock, flags);
+}
+
+static void cv_write_endio(struct bio *clone)
+{
+	struct bio *bio = clone->bi_private;
+	struct cv_target *sc = container_of(clone->bi_pool, struct cv_target, bs);
+	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+	blk_status_t sts = clone->bi_status;
+
+	bio_put(clone);
+	cv_write_done(sc, io, sts);
+	if (!sts && io->fua) {
+		/* Acknowledged once the commit made it durable. */
+		io->status = BLK_STS_OK;
+		cv_defer(sc, &sc->commit_bios, bio);
+		return;
+	}
+	bio->bi_status = sts;
+	bio_endio(bio);
+}
+
+static void cv_submit_write(struct cv_target *sc, struct bio *bio)
+{
+	struct bio *clone;
+
+	clone = bio_alloc_clone(sc->dev->bdev, bio, GFP_NOIO, &sc->bs);
+	clone->bi_iter.bi_sector = sc->data_start +
+		dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	/* The worker commits before it acknowledges a FUA write. */
+	clone->bi_opf &= ~REQ_FUA;
+	/* dm polls only the bios it submits itself (as in dm-smr). */
+	bio_clear_polled(clone);
+	clone->bi_private = bio;
+	clone->bi_end_io = cv_write_endio;
+	dm_submit_bio_remap(bio, clone);
+}
+
+/* With scramble: overwrite the damage range on the backing device. */
+static int cv_scramble_range(struct cv_target *sc, u64 d0, u64 d1)
+{
+	sector_t sector = sc->data_start + (d0 << sc->bshift);
+	u64 left = (d1 - d0 + 1) << (sc->bshift + SECTOR_SHIFT);
+	int ret = 0;
+
+	while (left && !ret) {
+		struct bio *bio = bio_alloc(sc->dev->bdev, BIO_MAX_VECS,
+					    REQ_OP_WRITE | REQ_SYNC, GFP_NOIO);
+		unsigned int i;
+
+		bio->bi_iter.bi_sector = sector;
+		for (i = 0; i < BIO_MAX_VECS && left; i++) {
+			unsigned int len = min_t(u64, left, PAGE_SIZE);
+
+			__bio_add_page(bio, sc->scramble_page, len, 0);
+			left -= len;
+		}
+		sector += bio_sectors(bio);
+		ret = submit_bio_wait(bio);
+		bio_put(bio);
+	}
+	return ret;
+}
+
+static int cv_map_write(struct cv_target *sc, struct bio *bio,
+			struct cv_io *io, bool in_map);
+
+/* Writes that found no memory in the worker either: try again. */
+void cv_nomem_work(struct work_struct *work)
+{
+	struct cv_target *sc = container_of(to_delayed_work(work),
+					    struct cv_target, nomem_dwork);
+
+	queue_work(sc->wq, &sc->work);
+}
+
+void cv_work(struct work_struct *work)
+{
+	struct cv_target *sc = container_of(work, struct cv_target, work);
+	struct bio_list wal, commits, flushes, nomem;
+	blk_status_t sts = BLK_STS_OK;
+	struct bio *bio;
+
+	/* Writes map() found no pages for: map them here, where we may wait. */
+	spin_lock_irq(&sc->lock);
+	nomem = sc->nomem_bios;
+	bio_list_init(&sc->nomem_bios);
+	spin_unlock_irq(&sc->lock);
+	while ((bio = bio_list_pop(&nomem))) {
+		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+
+		if (cv_map_write(sc, bio, io, false) == DM_MAPIO_KILL)
+			bio_io_error(bio);
+	}
+
+	spin_lock_irq(&sc->lock);
+	wal = sc->wal_bios;
+	commits = sc->commit_bios;
+	flushes = sc->flush_bios;
+	bio_list_init(&sc->wal_bios);
+	bio_list_init(&sc->commit_bios);
+	bio_list_init(&sc->flush_bios);
+	spin_unlock_irq(&sc->lock);
+
+	if (bio_list_empty(&wal) && bio_list_empty(&commits) &&
+	    bio_list_empty(&flushes))
+		return;
+	if (cv_commit(sc))
+		sts = BLK_STS_IOERR;
+
+	while ((bio = bio_list_pop(&flushes))) {
+		bio->bi_status = sts;
+		bio_endio(bio);
+	}
+	while ((bio = bio_list_pop(&commits))) {
+		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+
+		bio->bi_status = sts ? sts : io->status;
+		bio_endio(bio);
+	}
+	while ((bio = bio_list_pop(&wal))) {
+		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+		blk_status_t s = sts;
+
+		/* The damage is durable: the write may now destroy the data. */
+		if (sc->scramble && io->live) {
+			if (!s && cv_scramble_range(sc, io->d0, io->d1))
+				s = BLK_STS_IOERR;
+			/* Writes queued behind it are submitted after it. */
+			spin_lock_irq(&sc->lock);
+			sc->scrambles_pending--;
+			spin_unlock_irq(&sc->lock);
+		}
+		if (s) {
+			cv_write_done(sc, io, s);
+			bio->bi_status = s;
+			bio_endio(bio);
+			continue;
+		}
+		cv_submit_write(sc, bio);
+	}
+}
+
+/*
+ * Test only: fail this many of the next page allocations in map(), as
+ * memory pressure would (tests/test_cv_04_writers.sh). 0: none.
+ */
+static unsigned int fail_map_allocs;
+module_param(fail_map_allocs, uint, 0600);
+MODULE_PARM_DESC(fail_map_allocs, "test only: fail this many of the next page allocations in map()");
+
+/*
+ * Add @need pages to the spares. From map() (@in_map) without waiting:
+ * false if memory is short, and the worker maps the write instead. From
+ * the worker with GFP_NOIO, which may reclaim but not loop forever: false
+ * again, and the worker tries again in CV_NOMEM_RETRY_MS (it also does
+ * every commit and scramble, which must not wait behind one write).
+ */
+static bool cv_refill_spares(struct cv_target *sc, unsigned int need,
+			     bool in_map)
+{
+	while (need--) {
+		unsigned long p;
+
+		if (in_map)
+			p = smr_fault_take(&fail_map_allocs) ? 0 :
+				__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
+		else
+			p = __get_free_page(GFP_NOIO | __GFP_NOWARN);
+		if (!p)
+			return false;
+		spin_lock_irq(&sc->lock);
+		if (sc->nr_spare < CV_SPARE_MAX)
+			sc->spare[sc->nr_spare++] = (unsigned long *)p;
+		else
+			free_page(p);
+		spin_unlock_irq(&sc->lock);
+	}
+	return true;
+}
+
+/*
+ * Map a write, from map() (@in_map) or from the worker (a write map()
+ * found no pages for). Returns the DM_MAPIO_* value map() should return.
+ */
+static int cv_map_write(struct cv_target *sc, struct bio *bio,
+			struct cv_io *io, bool in_map)
+{
+	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	unsigned int nr = bio_sectors(bio);
+	u64 lo = 0, hi = 0, live = 0;
+	unsigned int need;
+	bool dmg, defer;
+
+	if (unlikely((sector | nr) & ((1U << sc->bshift) - 1))) {
+		DMERR_LIMIT("%s: write of %u sectors at sector %llu is not aligned to the %u-byte block size",
+			    cv_name(sc), nr, (unsigned long long)sector,
+			    sc->block_size);
+		return DM_MAPIO_KILL;
+	}
+	io->kind = CV_IO_WRITE;
+	io->first = sector >> sc->bshift;
+	io->last = io->first + (nr >> sc->bshift) - 1;
+	io->fua = bio->bi_opf & REQ_FUA;
+	io->t0 = 1;
+	io->t1 = 0;
+	io->live = false;
+	dmg = cv_damage_range(sc, io->first, io->last, &io->d0, &io->d1);
+	if (!dmg) {
+		io->d0 = 1;
+		io->d1 = 0;
+	}
+
+	for (;;) {
+		spin_lock_irq(&sc->lock);
+		live = dmg ? cv_count_valid(sc, io->d0, io->d1, &lo, &hi) : 0;
+		need = cv_edge_need(sc, io->first, io->last, true);
+		if (live)
+			need += cv_edge_need(sc, io->d0, io->d1, false);
+		if (need <= sc->nr_spare)
+			break;
+		spin_unlock_irq(&sc->lock);
+		if (!cv_refill_spares(sc, need, in_map)) {
+			if (in_map) {
+				/* map() must not wait for memory: the worker may. */
+				cv_defer(sc, &sc->nomem_bios, bio);
+				return DM_MAPIO_SUBMITTED;
+			}
+			spin_lock_irq(&sc->lock);
+			bio_list_add(&sc->nomem_bios, bio);
+			spin_unlock_irq(&sc->lock);
+			DMWARN_LIMIT("%s: no memory for the damage map; retrying a write",
+				     cv_name(sc));
+			queue_delayed_work(sc->wq, &sc->nomem_dwork,
+					   msecs_to_jiffies(CV_NOMEM_RETRY_MS));
+			return DM_MAPIO_SUBMITTED;
+		}
+	}
+	cv_prepare_set(sc, io->first, io->last);
+	cv_check_inflight(sc, io);
+	list_add_tail(&io->list, &sc->inflight);
+	sc->stats.writes++;
+	if (dmg) {
+		sc->stats.damaging_writes++;
+		sc->stats.damaged_blocks += io->d1 - io->d0 + 1;
+	}
+	if (live) {
+		cv_clear_range(sc, io->d0, io->d1);
+		sc->damage_seq++;
+		sc->stats.live_damage_writes++;
+		sc->stats.live_damaged_blocks += live;
+		io->live = true;
+	}
+	defer = dmg && (live || sc->damage_seq != sc->durable_seq);
+	if (sc->scramble) {
+		if (sc->scrambles_pending)
+			defer = true;
+		if (live)
+			sc->scrambles_pending++;
+	}
+	if (defer)
+		bio_list_add(&sc->wal_bios, bio);
+	spin_unlock_irq(&sc->lock);
+
+	if (live) {
+		cv_nl_damage(&sc->nl, io->first, io->last, lo, hi, io->d0,
+			     io->d1, live);
+		DMINFO_LIMIT("%s: write of blocks %llu+%llu damaged %llu live blocks in %llu..%llu (damage range %llu..%llu)",
+			     cv_name(sc), io->first, io->last - io->first + 1,
+			     live, lo, hi, io->d0, io->d1);
+	}
+	if (defer)
+		queue_work(sc->wq, &sc->work);
+	else
+		cv_submit_write(sc, bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io)
+{
+	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	u64 first = sector >> sc->bshift;
+	u64 last = (sector + bio_sectors(bio) - 1) >> sc->bshift;
+	bool ok, any = true;
+
+	spin_lock_irq(&sc->lock);
+	ok = cv_all_valid(sc, first, last);
+	if (!ok) {
+		sc->stats.damaged_reads++;
+		if (sc->zero_reads) {
+			bool v;
+			u64 e = cv_run_end(sc, first, last + 1, &v);
+
+			/* Any valid block to read at all? */
+			any = v || e != last + 1;
+		}
+	}
+	spin_unlock_irq(&sc->lock);
+
+	if (!ok && !sc->zero_reads) {
+		bio->bi_status = BLK_STS_MEDIUM;
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (!ok && !any) {
+		/* Every block is damaged: nothing to read. */
+		zero_fill_bio(bio);
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (!ok) {
+		io->kind = CV_IO_READ_ZERO;
+		io->iter = bio->bi_iter;
+	}
+	bio_set_dev(bio, sc->dev->bdev);
+	bio->bi_iter.bi_sector = sc->data_start + sector;
+	return DM_MAPIO_REMAPPED;
+}
+
+int cv_map(struct dm_target *ti, struct bio *bio)
+{
+	struct cv_target *sc = ti->private;
+	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+
+	io->kind = CV_IO_NONE;
+	if (unlikely(bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio)) {
+		cv_defer(sc, &sc->flush_bios, bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	/*
+	 * Nothing else without data touches a block; the block arithmetic
+	 * below would index before block 0. Neither the page cache nor
+	 * direct I/O sends one; this guards other kernel callers.
+	 */
+	if (unlikely(!bio_sectors(bio))) {
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return cv_map_read(sc, bio, io);
+	case REQ_OP_WRITE:
+		return cv_map_write(sc, bio, io, true);
+	default:
+		return DM_MAPIO_KILL;
+	}
+}
+
+/* Zero mode, a read that touched damaged blocks: zero them. */
+int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct cv_target *sc = ti->private;
+	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+	u64 pos, bsize = sc->block_size;
+	struct bvec_iter iter;
+	struct bio_vec bv;
+	unsigned long flags;
+
+	if (io->kind != CV_IO_READ_ZERO || *error)
+		return DM_ENDIO_DONE;
+	pos = (u64)dm_target_offset(ti, io->iter.bi_sector) << SECTOR_SHIFT;
+	spin_lock_irqsave(&sc->lock, flags);
+	__bio_for_each_segment(bv, bio, iter, io->iter) {
+		unsigned int off = 0;
+
+		while (off < bv.bv_len) {
+			unsigned int len = min_t(u64, bv.bv_len - off,
+						 bsize - (pos & (bsize - 1)));
+
+			if (!cv_block_valid(sc, pos >> (sc->bshift + SECTOR_SHIFT)))
+				memzero_page(bv.bv_page, bv.bv_offset + off, len);
+			off += len;
+			pos += len;
+		}
+	}
+	spin_unlock_irqrestore(&sc->lock, flags);
+	return DM_ENDIO_DONE;
+}

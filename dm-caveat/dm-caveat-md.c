@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-caveat: persistence of the damage set. What it persists is the
+ * valid-block bitmap, CV_MD_BITS blocks to a page (format in
+ * smr-ondisk.h); the slots, commits and superblock steps are the shared
+ * store's (common/smr-slots.c). This file fills pages from the chunks
+ * (records out), takes them back at load (records in), writes and checks
+ * the superblock, and ties commits to the damage sequence.
+ */
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+
+#include "dm-caveat.h"
+
+static u32 cv_page_bits(void *owner, u32 k)
+{
+	struct cv_target *sc = owner;
+
+	return min_t(u64, CV_MD_BITS, sc->nr_blocks - (u64)k * CV_MD_BITS);
+}
+
+/* sc->lock held: the bits of page @k from the chunks. */
+static void cv_build_page(void *owner, u32 k, void *buf)
+{
+	struct cv_target *sc = owner;
+	__le64 *w = buf + CV_MD_HDR;
+	u64 base = (u64)k * CV_MD_BITS;
+	u32 nbits = cv_page_bits(sc, k);
+	u32 i;
+
+	for (i = 0; i * 64 < nbits; i++) {
+		u64 b = base + (u64)i * 64;	/* a multiple of 64 */
+		struct cv_chunk *ch = &sc->chunks[b >> CV_CHUNK_SHIFT];
+		u64 v;
+
+		if (!ch->bits)
+			v = 0;
+		else if (ch->bits == CV_FULL)
+			v = ~0ULL;
+		else
+			v = ch->bits[(b & (CV_CHUNK_BLOCKS - 1)) / 64];
+		if (nbits - i * 64 < 64)
+			v &= (1ULL << (nbits - i * 64)) - 1;
+		w[i] = cpu_to_le64(v);
+	}
+}
+
+/*
+ * Set the valid bits of page @k in the chunks. @buf NULL: the page was
+ * never written since format, or both copies are torn; its blocks stay
+ * "maybe damaged", the safe state.
+ */
+static int cv_load_page(void *owner, u32 k, const void *buf)
+{
+	struct cv_target *sc = owner;
+	const __le64 *w = buf + CV_MD_HDR;
+	u64 base = (u64)k * CV_MD_BITS;
+	u32 nbits = cv_page_bits(sc, k);
+	u32 i;
+
+	if (!buf)
+		return 0;
+	for (i = 0; i * 64 < nbits; i++) {
+		u64 v = le64_to_cpu(w[i]);
+		u64 b = base + (u64)i * 64;
+		struct cv_chunk *ch = &sc->chunks[b >> CV_CHUNK_SHIFT];
+
+		if (nbits - i * 64 < 64)
+			v &= (1ULL << (nbits - i * 64)) - 1;
+		if (!v)
+			continue;
+		if (!ch->bits) {
+			ch->bits = (unsigned long *)get_zeroed_page(GFP_KERNEL);
+			if (!ch->bits)
+				return -ENOMEM;
+			sc->nr_bitmaps++;
+		}
+		ch->bits[(b & (CV_CHUNK_BLOCKS - 1)) / 64] = v;
+	}
+	return 0;
+}
+
+static const struct smr_slots_ops cv_md_ops = {
+	.build = cv_build_page,
+	.records = cv_page_bits,
+	.load = cv_load_page,
+};
+
+/* Bitmap pages for @nr_blocks blocks. */
+u64 cv_md_pages(u64 nr_blocks)
+{
+	return div_u64(nr_blocks + CV_MD_BITS - 1, CV_MD_BITS);
+}
+
+/* The store for sc->md_pages pages; the caller calls cv_md_exit() on failure. */
+int cv_md_init(struct cv_target *sc)
+{
+	struct smr_slots *md = &sc->md;
+
+	md->bdev = sc->dev->bdev;
+	md->name = cv_name(sc);
+	md->what = "bitmap page";
+	md->magic = CV_MD_MAGIC;
+	md->nr_blocks = sc->md_pages;
+	md->missing_ok = true;
+	md->state_lock = &sc->lock;
+	md->ops = &cv_md_ops;
+	md->owner = sc;
+	return smr_slots_init(md);
+}
+
+void cv_md_exit(struct cv_target *sc)
+{
+	smr_slots_exit(&sc->md);
+}
+
+/*
+ * Make the state so far durable: every write completed before the call
+ * and every damage applied before it.
+ */
+int cv_commit(struct cv_target *sc)
+{
+	u64 seq;
+	int ret;
+
+	spin_lock_irq(&sc->lock);
+	seq = sc->damage_seq;
+	spin_unlock_irq(&sc->lock);
+	ret = smr_slots_commit(&sc->md);
+	if (ret)
+		return ret;
+	spin_lock_irq(&sc->lock);
+	sc->stats.commits++;
+	if (sc->durable_seq < seq)
+		sc->durable_seq = seq;
+	spin_unlock_irq(&sc->lock);
+	return 0;
+}
+
+static void cv_fill_super(struct cv_target *sc, struct cv_super *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->version = cpu_to_le32(CV_VERSION);
+	sb->block_size = cpu_to_le32(sc->block_size);
+	sb->format_id = cpu_to_le64(sc->md.format_id);
+	sb->nr_blocks = cpu_to_le64(sc->nr_blocks);
+	sb->did = cpu_to_le64(sc->did);
+	sb->dnor = cpu_to_le64(sc->dnor);
+	sb->unshingled = cpu_to_le64(sc->unshingled);
+	sb->data_start = cpu_to_le64(sc->data_start);
+	sb->md_pages = cpu_to_le32(sc->md_pages);
+	sb->bits_per_page = cpu_to_le32(CV_MD_BITS);
+}
+
+/* Only the superblock is written: a page never written reads as damaged. */
+static int cv_format(struct cv_target *sc)
+{
+	int ret;
+
+	/* Invalidate the old superblock before anything else changes. */
+	ret = smr_sb_invalidate(&sc->md);
+	if (ret)
+		return ret;
+	/* Bitmap pages of an older format carry another format_id. */
+	smr_slots_new_format(&sc->md, false);
+	cv_fill_super(sc, page_address(sc->md.pages[0]));
+	return smr_sb_write(&sc->md, CV_SB_MAGIC);
+}
+
+/* Read every page into the chunks (not live yet: no lock), then count. */
+int cv_load_bitmap(struct cv_target *sc)
+{
+	u64 c;
+	int ret;
+
+	ret = smr_slots_load(&sc->md);
+	if (ret)
+		return ret;
+	/* The one full count of the chunks. */
+	sc->nr_valid = 0;
+	for (c = 0; c < sc->nr_chunks; c++) {
+		cv_compact(sc, c);
+		sc->nr_valid += cv_chunk_valid(sc, c, 0, cv_chunk_nbits(sc, c) - 1);
+		if (!(c % 1024))
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Read the superblock; format an all-zero (new) device or when asked to;
+ * otherwise check the table's geometry against it. The bitmap is loaded
+ * when the table goes live (cv_preresume()). Sets ti->error on failure.
+ */
+int cv_md_load_or_format(struct cv_target *sc)
+{
+	struct dm_target *ti = sc->ti;
+	struct cv_super *sb = page_address(sc->md.pages[0]);
+	int ret;
+
+	ret = smr_sb_open(&sc->md, CV_SB_MAGIC, sc->format,
+			  "Backing device holds no valid dm-caveat superblock; add 'format' to initialise it (destroys its data)",
+			  &ti->error);
+	if (ret < 0)
+		return ret;
+	if (ret) {
+		ret = cv_format(sc);
+		if (ret)
+			ti->error = "Cannot format the backing device";
+		sc->loaded = !ret;
+		return ret;
+	}
+	if (le32_to_cpu(sb->version) != CV_VERSION) {
+		ti->error = "Unsupported on-disk format version";
+		return -EINVAL;
+	}
+	if (le32_to_cpu(sb->block_size) != sc->block_size ||
+	    le64_to_cpu(sb->nr_blocks) != sc->nr_blocks ||
+	    le64_to_cpu(sb->did) != sc->did ||
+	    le64_to_cpu(sb->dnor) != sc->dnor ||
+	    le64_to_cpu(sb->unshingled) != sc->unshingled ||
+	    le64_to_cpu(sb->data_start) != sc->data_start ||
+	    le32_to_cpu(sb->md_pages) != sc->md_pages ||
+	    le32_to_cpu(sb->bits_per_page) != CV_MD_BITS) {
+		DMERR("on-disk geometry: %llu blocks of %u bytes, did %llu, dnor %llu, unshingled %llu",
+		      le64_to_cpu(sb->nr_blocks), le32_to_cpu(sb->block_size),
+		      le64_to_cpu(sb->did), le64_to_cpu(sb->dnor),
+		      le64_to_cpu(sb->unshingled));
+		ti->error = "Table geometry differs from the on-disk superblock (see the kernel log); use the matching table or add 'format' (destroys data)";
+		return -EINVAL;
+	}
+	sc->md.format_id = le64_to_cpu(sb->format_id);
+	return 0;
+}

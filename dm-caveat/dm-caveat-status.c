@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-caveat: what a device reports and what it is told. "dmsetup status"
+ * (the counters and the table line), the counters' snapshot the netlink
+ * dump reads, and the messages (clear_stats, dump, ...). docs/dm-caveat.rst
+ * documents both.
+ */
+#include <linux/device-mapper.h>
+#include <linux/string.h>
+
+#include "dm-caveat.h"
+
+static size_t cv_mem_bytes(struct cv_target *sc)
+{
+	return sizeof(*sc) + sc->nr_chunks * sizeof(struct cv_chunk) +
+		(sc->nr_bitmaps + sc->nr_spare) * PAGE_SIZE +
+		smr_slots_mem_bytes(&sc->md) + !!sc->scramble_page * PAGE_SIZE;
+}
+
+/*
+ * STATUSTYPE_INFO (one line, space separated):
+ *
+ *   <writes> <damaging_writes> <damaged_blocks> <live_damage_writes>
+ *   <live_damaged_blocks> <damaged_reads> <valid_blocks> <commits>
+ *   <mem_bytes>
+ *
+ * Counters since creation or the last clear_stats message: writes are
+ * write bios; damaging_writes those whose damage range (after clipping)
+ * is not empty, damaged_blocks the sum of those ranges in blocks (blocks
+ * made maybe damaged, whether or not they already were); live_damage_writes
+ * the writes that damaged valid blocks (written, not damaged since) and
+ * live_damaged_blocks how many: the data lost; damaged_reads the reads
+ * that touched maybe-damaged blocks (failed with a medium error, or read
+ * zeros there with on_damaged_read zero); commits metadata commits.
+ * valid_blocks is the current number of valid blocks, mem_bytes the
+ * memory this device holds (damage map and buffers).
+ */
+void cv_status(struct dm_target *ti, status_type_t type,
+		      unsigned int status_flags, char *result,
+		      unsigned int maxlen)
+{
+	struct cv_target *sc = ti->private;
+	struct cv_stats st;
+	unsigned int sz = 0, nopt;
+	size_t mem;
+	u64 valid;
+
+	switch (type) {
+	case STATUSTYPE_INFO:
+		spin_lock_irq(&sc->lock);
+		st = sc->stats;
+		valid = sc->nr_valid;
+		mem = cv_mem_bytes(sc);
+		spin_unlock_irq(&sc->lock);
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu",
+		       st.writes, st.damaging_writes, st.damaged_blocks,
+		       st.live_damage_writes, st.live_damaged_blocks,
+		       st.damaged_reads, valid, st.commits, mem);
+		break;
+	case STATUSTYPE_TABLE:
+		/* "format" is not printed back: reloading must not format. */
+		DMEMIT("%s %llu %llu", sc->dev->name, sc->did, sc->dnor);
+		nopt = 2 * !!(sc->opt_mask & CV_OPT_BLOCK_SIZE) +
+			2 * !!(sc->opt_mask & CV_OPT_UNSHINGLED) +
+			2 * !!(sc->opt_mask & CV_OPT_ODR) +
+			!!(sc->opt_mask & CV_OPT_SCRAMBLE);
+		if (nopt)
+			DMEMIT(" %u", nopt);
+		if (sc->opt_mask & CV_OPT_BLOCK_SIZE)
+			DMEMIT(" block_size %u", sc->block_size);
+		if (sc->opt_mask & CV_OPT_UNSHINGLED)
+			DMEMIT(" unshingled %llu", sc->unshingled);
+		if (sc->opt_mask & CV_OPT_ODR)
+			DMEMIT(" on_damaged_read %s",
+			       sc->zero_reads ? "zero" : "error");
+		if (sc->opt_mask & CV_OPT_SCRAMBLE)
+			DMEMIT(" scramble");
+		break;
+	case STATUSTYPE_IMA:
+		DMEMIT_TARGET_NAME_VERSION(ti->type);
+		DMEMIT(",capacity=%llu,block_size=%u,did=%llu,dnor=%llu,unshingled=%llu,on_damaged_read=%s,scramble=%c;",
+		       sc->nr_blocks, sc->block_size, sc->did, sc->dnor,
+		       sc->unshingled, sc->zero_reads ? "zero" : "error",
+		       sc->scramble ? 'y' : 'n');
+		break;
+	}
+}
+
+/* For the netlink dump: the status counters and the geometry. */
+void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
+{
+	struct cv_target *sc = container_of(d, struct cv_target, nl);
+	struct cv_stats st;
+
+	spin_lock_irq(&sc->lock);
+	st = sc->stats;
+	s->valid_blocks = sc->nr_valid;
+	s->mem_bytes = cv_mem_bytes(sc);
+	spin_unlock_irq(&sc->lock);
+	s->nr_blocks = sc->nr_blocks;
+	s->block_size = sc->block_size;
+	s->did = sc->did;
+	s->dnor = sc->dnor;
+	s->unshingled = sc->unshingled;
+	s->writes = st.writes;
+	s->damaging_writes = st.damaging_writes;
+	s->damaged_blocks = st.damaged_blocks;
+	s->live_damage_writes = st.live_damage_writes;
+	s->live_damaged_blocks = st.live_damaged_blocks;
+	s->damaged_reads = st.damaged_reads;
+	s->commits = st.commits;
+}
+
+void cv_nl_clear_stats(struct cv_nl_dev *d)
+{
+	struct cv_target *sc = container_of(d, struct cv_target, nl);
+
+	spin_lock_irq(&sc->lock);
+	memset(&sc->stats, 0, sizeof(sc->stats));
+	spin_unlock_irq(&sc->lock);
+}
+
+/* dump [<start> <count>]: maybe-damaged extents as "start+len" tokens. */
+static int cv_msg_dump(struct cv_target *sc, unsigned int argc, char **argv,
+		       char *result, unsigned int maxlen)
+{
+	u64 start = 0, count = sc->nr_blocks, pos, end, e;
+	unsigned int sz = 0;
+	bool v, first = true;
+
+	if (argc != 1 && argc != 3) {
+		DMERR("%s: usage: dump [<start> <count>]", cv_name(sc));
+		return -EINVAL;
+	}
+	if (argc == 3 && (smr_parse_u64(argv[1], &start) ||
+			  smr_parse_u64(argv[2], &count))) {
+		DMERR("%s: dump: start and count must be numbers of blocks",
+		      cv_name(sc));
+		return -EINVAL;
+	}
+	if (!count || start >= sc->nr_blocks || count > sc->nr_blocks - start) {
+		DMERR("%s: dump: range %llu+%llu is empty or past the end (%llu blocks)",
+		      cv_name(sc), start, count, sc->nr_blocks);
+		return -EINVAL;
+	}
+	end = start + count;
+	spin_lock_irq(&sc->lock);
+	for (pos = start; pos < end; pos = e) {
+		e = cv_run_end(sc, pos, end, &v);
+		if (v)
+			continue;
+		/* Keep room for the marker: the output is never cut silently. */
+		if (maxlen - sz < 64) {
+			DMEMIT("%struncated next=%llu", first ? "" : " ", pos);
+			break;
+		}
+		DMEMIT("%s%llu+%llu", first ? "" : " ", pos, e - pos);
+		first = false;
+	}
+	spin_unlock_irq(&sc->lock);
+	return 1;
+}
+
+int cv_message(struct dm_target *ti, unsigned int argc, char **argv,
+		      char *result, unsigned int maxlen)
+{
+	struct cv_target *sc = ti->private;
+	unsigned int sz = 0;
+	u64 b;
+	bool v;
+
+	if (!argc) {
+		DMERR("%s: empty message", cv_name(sc));
+		return -EINVAL;
+	}
+	if (!strcasecmp(argv[0], "modsense")) {
+		if (argc != 1)
+			goto usage;
+		DMEMIT("capacity %llu block_size %u did %llu dnor %llu unshingled %llu",
+		       sc->nr_blocks, sc->block_size, sc->did, sc->dnor,
+		       sc->unshingled);
+		return 1;
+	}
+	if (!strcasecmp(argv[0], "dump"))
+		return cv_msg_dump(sc, argc, argv, result, maxlen);
+	if (!strcasecmp(argv[0], "query")) {
+		if (argc != 2)
+			goto usage;
+		if (smr_parse_u64(argv[1], &b) || b >= sc->nr_blocks) {
+			DMERR("%s: query: block must be a number below %llu",
+			      cv_name(sc), sc->nr_blocks);
+			return -EINVAL;
+		}
+		spin_lock_irq(&sc->lock);
+		v = cv_block_valid(sc, b);
+		spin_unlock_irq(&sc->lock);
+		DMEMIT("%s", v ? "valid" : "damaged");
+		return 1;
+	}
+	if (!strcasecmp(argv[0], "clear_stats")) {
+		if (argc != 1)
+			goto usage;
+		cv_nl_clear_stats(&sc->nl);
+		return 0;
+	}
+	DMERR("%s: unrecognised message '%s' (modsense, dump, query, clear_stats)",
+	      cv_name(sc), argv[0]);
+	return -EINVAL;
+usage:
+	DMERR("%s: wrong number of arguments for '%s' (modsense; dump [<start> <count>]; query <block>; clear_stats)",
+	      cv_name(sc), argv[0]);
+	return -EINVAL;
+}

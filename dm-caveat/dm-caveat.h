@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-caveat: a Caveat Scriptor shingled disk as a device-mapper target.
+ *
+ * The model (Caveat Scriptor, as in the CMU thesis on cleaning algorithms
+ * for SMR disks): a disk of <capacity> blocks with parameters DID (drive
+ * isolation distance) and DNOR (drive no overlap range), 0 <= DNOR <= DID.
+ * Writing blocks i..j makes them "written" and makes blocks
+ * max(i + 1 + DNOR, j + 1) .. j + DID "maybe damaged" (clipped to the
+ * device, never inside the unshingled region at the start; a write that
+ * lies wholly in the unshingled region damages nothing). Initially every
+ * block is maybe damaged. A read that touches a maybe-damaged block fails
+ * with BLK_STS_MEDIUM (or reads zeros there with "on_damaged_read zero").
+ *
+ * "Written" and "maybe damaged" are complements, so one set is kept: the
+ * set of valid blocks. In memory it is chunked: 2^15 blocks per chunk,
+ * each chunk either empty (NULL), full (CV_FULL) or a 4 KiB bitmap page.
+ * Memory is therefore at most one bit per block plus 16 bytes per chunk,
+ * and a few pages for a sequentially written disk.
+ *
+ * Crash safety, "never falsely clean":
+ *  - a write whose damage range holds valid blocks (live data) applies the
+ *    damage in memory at map time and is deferred to the worker, which
+ *    makes the damage durable (metadata commit) before it issues the write;
+ *    while such damage is not yet durable, every write with a non-empty
+ *    damage range takes the same path;
+ *  - valid marks are applied when a write completes successfully and are
+ *    made durable by the next flush or FUA (commit = snapshot the dirty
+ *    metadata pages, flush the backing device, write them, flush again);
+ *  - the emulated medium applies writes in map order: a write damages the
+ *    blocks of writes still in flight that lie in its damage range (they
+ *    do not become valid when they complete).
+ *
+ * Table line:
+ *   caveat <dev> <did> <dnor> [<#opt_args> <opt_args>...]
+ *   opt_args: block_size <bytes>  power of two, 512..65536, default 4096
+ *             unshingled <blocks> conventional region at the start
+ *             on_damaged_read error|zero
+ *             scramble            overwrite live blocks on the backing
+ *                                 device when they are damaged
+ *             format              start over: every block maybe damaged
+ *
+ * Shared types and prototypes. The target is split by job, as dm-zoned is:
+ *   dm-caveat-target.c  table parsing, construction, resume and suspend
+ *   dm-caveat-status.c  status, the counters' snapshot, messages
+ *   dm-caveat-io.c      map and end_io, the worker and the write path,
+ *                       scramble
+ *   dm-caveat-damage.c  the damage set (chunks, bitmaps, spares, ranges)
+ *                       and the damage rule
+ *   dm-caveat-md.c      what it persists (bitmap pages) and its superblock,
+ *                       through common/smr-slots.c
+ *   dm-caveat-common.c  common/ compiled in (shared with dm-smr)
+ *   dm-caveat-nl.c      generic netlink events and dumps (dm-caveat-nl.h)
+ * The on-disk format itself is in common/smr-ondisk.h.
+ */
+#ifndef DM_CAVEAT_H
+#define DM_CAVEAT_H
+
+#include <linux/types.h>
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/device-mapper.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "smr-compat.h"
+#include "smr-ondisk.h"
+#include "smr-slots.h"
+#include "smr-args.h"
+#include "smr-genl.h"
+#include "dm-caveat-nl.h"
+
+#define DM_MSG_PREFIX "caveat"
+
+#if BITS_PER_LONG != 64
+#error "dm-caveat stores bitmaps as 64-bit words; 64-bit kernels only"
+#endif
+
+/* In-memory chunks of the valid-block set: one 4 KiB bitmap at most. */
+#define CV_CHUNK_SHIFT		15
+#define CV_CHUNK_BLOCKS		(1ULL << CV_CHUNK_SHIFT)
+#define CV_FULL			((unsigned long *)1UL)
+#define CV_SPARE_MAX		8
+#define CV_NOMEM_RETRY_MS	10	/* a write waiting for a map page */
+
+/* Limits of the table arguments. */
+#define CV_MIN_BLOCK_SIZE	512
+#define CV_MAX_BLOCK_SIZE	65536
+#define CV_MAX_DID		(1ULL << 32)
+
+struct cv_chunk {
+	unsigned long *bits;	/* NULL: none valid, CV_FULL: all, else bitmap */
+	unsigned int pins;	/* writes in flight that will set bits here */
+};
+
+/* Counters shown by "dmsetup status"; protected by cv_target.lock. */
+struct cv_stats {
+	u64 writes;
+	u64 damaging_writes;	/* writes with a non-empty damage range */
+	u64 damaged_blocks;	/* sum of those ranges (blocks made maybe damaged) */
+	u64 live_damage_writes;	/* writes that damaged valid blocks */
+	u64 live_damaged_blocks; /* valid blocks they damaged: data lost */
+	u64 damaged_reads;	/* reads touching maybe-damaged blocks */
+	u64 commits;
+};
+
+struct cv_target {
+	struct dm_target *ti;
+	struct dm_dev *dev;
+
+	/* Table arguments, kept to print the table line back. */
+	u64 did;
+	u64 dnor;
+	u64 unshingled;
+	u32 block_size;
+	bool zero_reads;
+	bool scramble;
+	bool format;
+	unsigned int opt_mask;
+	unsigned int bshift;	/* log2 of sectors per block */
+	u64 nr_blocks;
+
+	/* Metadata (dm-caveat-md.c, through common/smr-slots.c). */
+	struct smr_slots md;
+	u32 md_pages;
+	sector_t data_start;
+	bool loaded;		/* the damage map is this table's (first resume) */
+
+	/* State, protected by lock (taken from bio completion too). */
+	spinlock_t lock;
+	struct cv_chunk *chunks;
+	u64 nr_chunks;
+	u64 nr_bitmaps;
+	u64 nr_valid;		/* valid blocks, kept by cv_set/clear_range */
+	unsigned long *spare[CV_SPARE_MAX];
+	unsigned int nr_spare;
+	struct list_head inflight;	/* writes mapped and not completed */
+	u64 damage_seq;			/* live damage applied in memory */
+	u64 durable_seq;		/* ... and made durable */
+	/*
+	 * scramble: writes whose damage range is still to be overwritten.
+	 * While any is, every write waits in the wal list behind them: a
+	 * write landing in such a range before the scramble would be
+	 * scrambled over, while the map says it is valid.
+	 */
+	unsigned int scrambles_pending;
+	struct cv_stats stats;
+
+	/* Deferred work. */
+	struct bio_list wal_bios;	/* writes waiting for their damage to be durable */
+	struct bio_list commit_bios;	/* completed FUA writes */
+	struct bio_list nomem_bios;	/* writes map() found no pages for */
+	struct delayed_work nomem_dwork; /* ... and the worker neither: retry */
+	struct bio_list flush_bios;	/* empty flushes */
+	struct workqueue_struct *wq;
+	struct work_struct work;
+	struct bio_set bs;
+	struct page *scramble_page;
+
+	struct cv_nl_dev nl;		/* dm-caveat-nl.c registry and events */
+};
+
+enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_READ_ZERO };
+
+#define CV_OPT_BLOCK_SIZE	1
+#define CV_OPT_UNSHINGLED	2
+#define CV_OPT_ODR		4
+#define CV_OPT_SCRAMBLE		8
+#define CV_OPT_FORMAT		16
+
+/* Per bio data. */
+struct cv_io {
+	struct list_head list;
+	u64 first, last;	/* blocks written */
+	u64 d0, d1;		/* damage range; d0 > d1: none */
+	u64 t0, t1;		/* not to be marked valid; t0 > t1: none */
+	struct bvec_iter iter;	/* partially damaged read, zero mode */
+	u8 kind;
+	bool fua;
+	bool live;		/* damaged valid blocks (scramble them) */
+	blk_status_t status;
+};
+
+static inline const char *cv_name(struct cv_target *sc)
+{
+	return dm_device_name(dm_table_get_md(sc->ti->table));
+}
+
+/* Pages holding blocks @a..@b change: the next commit writes them. */
+static inline void cv_md_dirty(struct cv_target *sc, u64 a, u64 b)
+{
+	u64 p0 = div_u64(a, CV_MD_BITS), p1 = div_u64(b, CV_MD_BITS);
+
+	bitmap_set(sc->md.dirty, p0, p1 - p0 + 1);
+}
+
+/* Functions defined in dm-caveat-damage.c */
+u64 cv_chunk_nbits(struct cv_target *sc, u64 c);
+u64 cv_chunk_valid(struct cv_target *sc, u64 c, u64 lo, u64 hi);
+void cv_compact(struct cv_target *sc, u64 c);
+bool cv_block_valid(struct cv_target *sc, u64 b);
+u64 cv_run_end(struct cv_target *sc, u64 pos, u64 end, bool *valid);
+u64 cv_count_valid(struct cv_target *sc, u64 a, u64 b, u64 *lo, u64 *hi);
+bool cv_all_valid(struct cv_target *sc, u64 a, u64 b);
+void cv_set_range(struct cv_target *sc, u64 a, u64 b);
+void cv_clear_range(struct cv_target *sc, u64 a, u64 b);
+unsigned int cv_edge_need(struct cv_target *sc, u64 a, u64 b, bool set);
+void cv_prepare_set(struct cv_target *sc, u64 a, u64 b);
+void cv_unpin(struct cv_target *sc, u64 a, u64 b);
+void cv_free_chunks(struct cv_target *sc);
+bool cv_damage_range(struct cv_target *sc, u64 first, u64 last,
+		     u64 *d0, u64 *d1);
+void cv_check_inflight(struct cv_target *sc, struct cv_io *io);
+
+/* Functions defined in dm-caveat-md.c */
+u64 cv_md_pages(u64 nr_blocks);
+int cv_md_init(struct cv_target *sc);
+void cv_md_exit(struct cv_target *sc);
+int cv_commit(struct cv_target *sc);
+int cv_load_bitmap(struct cv_target *sc);
+int cv_md_load_or_format(struct cv_target *sc);
+
+/* Functions defined in dm-caveat-io.c */
+int cv_map(struct dm_target *ti, struct bio *bio);
+int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+void cv_work(struct work_struct *work);
+void cv_nomem_work(struct work_struct *work);
+
+/* Functions defined in dm-caveat-status.c */
+void cv_status(struct dm_target *ti, status_type_t type,
+	       unsigned int status_flags, char *result, unsigned int maxlen);
+int cv_message(struct dm_target *ti, unsigned int argc, char **argv,
+	       char *result, unsigned int maxlen);
+
+#endif /* DM_CAVEAT_H */

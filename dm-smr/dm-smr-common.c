@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The foundations dm-smr shares with dm-caveat, compiled into this module
+ * from common/: the crash-safe metadata store and superblock steps,
+ * table-argument parsing, and the generic netlink event scaffolding.
+ * One source for both modules, tested by both suites; no third module to
+ * load first and no exported symbols.
+ */
+#define DM_MSG_PREFIX "smr"
+
+#include "smr-slots.c"
+#include "smr-args.c"
+#include "smr-genl.c"

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-smr drive-managed mode: the persistent cache. It owns the log of
+ * cache slots (allocation from the cursor, release), the index that maps
+ * each band's cached blocks to slots (per band, a sorted array of
+ * extents), the occupancy levels reported by netlink, and a cache write
+ * from its submission to its slots until it is indexed.
+ *
+ * Writes that are not sequential within their band are written to free
+ * cache slots, found by a cursor that moves forward through the cache like
+ * a log head and skips slots still in use. Every slot carries a sequence
+ * number; the newest copy of a block wins. A slot stays in use until its
+ * band is cleaned, even once a newer copy supersedes it, because a read
+ * may still be in flight from it and because its record on disk must stay
+ * shadowed by the newer one until the band's clean sequence retires both.
+ */
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include "smr-fault.h"
+#include "dm-smr-dm.h"
+
+/* ------------------------------------------------------------------ */
+/* The cache index: per band, a sorted array of extents.               */
+/* ------------------------------------------------------------------ */
+
+/* First extent that ends after block @off. */
+u32 smr_ext_find(struct smr_band *b, u32 off)
+{
+	u32 lo = 0, hi = b->nr_ext;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if ((u32)b->ext[mid].off + b->ext[mid].len <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n)
+{
+	u32 i = smr_ext_find(b, off);
+
+	return i < b->nr_ext && b->ext[i].off < off + n;
+}
+
+/*
+ * Blocks from @off (at most @n) served by one source: the cache, from
+ * *slot on, or the band (*slot = SMR_SLOT_FREE).
+ */
+u32 smr_ext_lookup(struct smr_band *b, u32 off, u32 n, u32 *slot)
+{
+	u32 i = smr_ext_find(b, off);
+
+	if (i < b->nr_ext && b->ext[i].off <= off) {
+		*slot = b->ext[i].slot + (off - b->ext[i].off);
+		return min_t(u32, n, b->ext[i].off + b->ext[i].len - off);
+	}
+	*slot = SMR_SLOT_FREE;
+	if (i < b->nr_ext)
+		return min_t(u32, n, b->ext[i].off - off);
+	return n;
+}
+
+/* Extents the band holds after inserting [off, off + n): an upper bound. */
+static u32 smr_ext_need(struct smr_band *b, u32 off, u32 n)
+{
+	u32 end = off + n, i = smr_ext_find(b, off), j = i;
+
+	while (j < b->nr_ext && b->ext[j].off < end)
+		j++;
+	return b->nr_ext - (j - i) + 3;
+}
+
+/*
+ * Resize a band's array to hold @need extents. Only the worker resizes,
+ * and only while a write to that band is in flight, so the cleaner cannot
+ * drop it meanwhile; completions may still insert into it (when it has
+ * room), so the size is checked again under the lock: a shrink that no
+ * longer fits is given up.
+ */
+int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need)
+{
+	struct smr_dm *dm = sc->dm;
+	struct smr_ext *new, *old;
+	u32 cap = need ? roundup_pow_of_two(need) : 0;
+
+	if (cap == b->cap_ext)
+		return 0;
+	new = cap ? kvmalloc_array(cap, sizeof(*new), GFP_NOIO) : NULL;
+	if (cap && !new)
+		return -ENOMEM;
+	spin_lock_irq(&sc->lock);
+	if (b->nr_ext > cap) {
+		spin_unlock_irq(&sc->lock);
+		kvfree(new);
+		return 0;
+	}
+	if (new)
+		memcpy(new, b->ext, b->nr_ext * sizeof(*new));
+	old = b->ext;
+	dm->index_bytes -= (size_t)b->cap_ext * sizeof(*new);
+	dm->index_bytes += (size_t)cap * sizeof(*new);
+	b->ext = new;
+	b->cap_ext = cap;
+	spin_unlock_irq(&sc->lock);
+	kvfree(old);
+	return 0;
+}
+
+static void smr_ext_delete(struct smr_dm *dm, struct smr_band *b, u32 i)
+{
+	memmove(&b->ext[i], &b->ext[i + 1],
+		(b->nr_ext - i - 1) * sizeof(*b->ext));
+	b->nr_ext--;
+	dm->nr_ext--;
+}
+
+/* Merge extent @i into @i - 1 when they continue each other. */
+static bool smr_ext_merge(struct smr_dm *dm, struct smr_band *b, u32 i)
+{
+	struct smr_ext *p, *e;
+
+	if (!i || i >= b->nr_ext)
+		return false;
+	p = &b->ext[i - 1];
+	e = &b->ext[i];
+	if (p->off + p->len != e->off || p->slot + p->len != e->slot ||
+	    p->len + e->len > SMR_EXT_MAX_LEN)
+		return false;
+	p->len += e->len;
+	smr_ext_delete(dm, b, i);
+	return true;
+}
+
+/*
+ * Map blocks [off, off + n) of band @b to slots from @slot on. Caller
+ * holds sc->lock and made room for smr_ext_need() extents.
+ */
+void smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
+		    u32 n, u32 slot)
+{
+	struct smr_ext seg[3];
+	u32 end = off + n, i = smr_ext_find(b, off), j = i, k, ns = 0;
+	u32 covered = 0;
+
+	while (j < b->nr_ext && b->ext[j].off < end) {
+		struct smr_ext *e = &b->ext[j];
+
+		covered += min_t(u32, end, e->off + e->len) - max_t(u32, off, e->off);
+		j++;
+	}
+	if (i < j && b->ext[i].off < off) {
+		seg[ns] = b->ext[i];
+		seg[ns++].len = off - b->ext[i].off;
+	}
+	seg[ns].slot = slot;
+	seg[ns].off = off;
+	seg[ns++].len = n;
+	if (i < j && b->ext[j - 1].off + b->ext[j - 1].len > end) {
+		struct smr_ext *t = &b->ext[j - 1];
+
+		seg[ns].slot = t->slot + (end - t->off);
+		seg[ns].len = t->off + t->len - end;
+		seg[ns++].off = end;
+	}
+	/* Replace ext[i, j) by seg[0, ns). */
+	memmove(&b->ext[i + ns], &b->ext[j],
+		(b->nr_ext - j) * sizeof(*b->ext));
+	memcpy(&b->ext[i], seg, ns * sizeof(*seg));
+	b->nr_ext += ns - (j - i);
+	dm->nr_ext += ns - (j - i);
+	b->live += n - covered;
+	dm->live += n - covered;
+
+	/* The new extent is at i, or i + 1 after a head piece. */
+	k = i + (seg[0].off < off);
+	if (k + 1 < b->nr_ext)
+		smr_ext_merge(dm, b, k + 1);
+	smr_ext_merge(dm, b, k);
+}
+
+/* Drop a band's whole index (cleaning). Returns the array to free. */
+struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b)
+{
+	struct smr_ext *old = b->ext;
+
+	dm->live -= b->live;
+	dm->nr_ext -= b->nr_ext;
+	dm->index_bytes -= (size_t)b->cap_ext * sizeof(*old);
+	b->ext = NULL;
+	b->nr_ext = b->cap_ext = b->live = 0;
+	return old;
+}
+
+/* ------------------------------------------------------------------ */
+/* Cache slots.                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Reserve @n contiguous free slots from the cursor on. Under sc->lock. */
+int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot)
+{
+	unsigned long s;
+
+	if (dm->nr_slots - dm->used < n)
+		return -ENOSPC;
+	s = bitmap_find_next_zero_area(dm->slot_used, dm->nr_slots,
+				       dm->cursor, n, 0);
+	if (s + n > dm->nr_slots)
+		s = bitmap_find_next_zero_area(dm->slot_used, dm->nr_slots,
+					       0, n, 0);
+	if (s + n > dm->nr_slots)
+		return -ENOSPC;
+	bitmap_set(dm->slot_used, s, n);
+	bitmap_set(dm->slot_inflight, s, n);
+	dm->used += n;
+	dm->cursor = s + n == dm->nr_slots ? 0 : s + n;
+	*slot = s;
+	return 0;
+}
+
+void smr_slot_release(struct smr_dm *dm, struct smr_band *b,
+		      u32 slot, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		dm->slot_lba[slot + i] = SMR_SLOT_FREE;
+	bitmap_clear(dm->slot_used, slot, n);
+	bitmap_clear(dm->slot_inflight, slot, n);
+	dm->used -= n;
+	b->slots -= n;
+	if (!b->slots)
+		dm->dirty_bands--;
+}
+
+/*
+ * Occupancy events: rising past 25/50/75/100% (once each until the cache
+ * empties again) and reaching empty. Computed under the lock, sent after.
+ */
+void smr_dm_levels(struct smr_target *sc)
+{
+	static const u32 marks[] = { 25, 50, 75, 100 };
+	struct smr_dm *dm = sc->dm;
+	u32 send[ARRAY_SIZE(marks) + 1], nr = 0, pct, i;
+
+	spin_lock_irq(&sc->lock);
+	pct = (u32)div_u64((u64)dm->used * 100, dm->nr_slots);
+	for (i = 0; i < ARRAY_SIZE(marks); i++) {
+		if (pct >= marks[i] && dm->level < marks[i]) {
+			send[nr++] = marks[i];
+			dm->level = marks[i];
+		}
+	}
+	if (!dm->used && dm->level) {
+		send[nr++] = 0;
+		dm->level = 0;
+	}
+	spin_unlock_irq(&sc->lock);
+	for (i = 0; i < nr; i++)
+		smr_nl_cache_level(sc, send[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Cache writes: sent to their slots, indexed when they complete.      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Index a completed cache write: its blocks now read from its slots.
+ * Under sc->lock, with room in the band's extent array.
+ *
+ * The slots' sequence numbers are taken here, not when the write was
+ * mapped: recovery keeps the copy with the highest sequence number, and
+ * the index keeps the copy indexed last, so both must follow the order
+ * of indexing. (Two writes in flight to one block may complete in either
+ * order; numbered at map time, the index and a reload could disagree.)
+ * The loop is bounded by the largest write, SMR_DM_IO_SECTORS.
+ */
+static void smr_dm_index(struct smr_target *sc, struct smr_band *b,
+			 struct smr_dm_io *io)
+{
+	struct smr_dm *dm = sc->dm;
+	u32 i;
+
+	for (i = 0; i < io->nr; i++)
+		dm->slot_seq[io->slot + i] = dm->next_seq++;
+	smr_ext_insert(dm, b, io->off, io->nr, io->slot);
+	bitmap_clear(dm->slot_inflight, io->slot, io->nr);
+	smr_mark_slots_dirty(sc, io->slot, io->nr);
+}
+
+/*
+ * Test only: fail this many of the next extent array growths of a cache
+ * write being indexed, as memory pressure would
+ * (tests/test_dm_03_bad_input.sh). 0: none.
+ */
+static unsigned int fail_ext_allocs;
+module_param(fail_ext_allocs, uint, 0600);
+MODULE_PARM_DESC(fail_ext_allocs, "test only: fail this many of the next cache index allocations");
+
+/* A cache write completed: index it, then end it (or after a commit). */
+void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
+		       struct bio_list *commit)
+{
+	struct smr_dm *dm = sc->dm;
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+	struct smr_band *b = &dm->bands[io->band];
+	blk_status_t status = io->status;
+	u32 need;
+
+	if (io->indexed) {
+		/* Indexed in smr_dm_end_io(); here for a FUA commit or a shrink. */
+		spin_lock_irq(&sc->lock);
+		need = b->nr_ext;
+		spin_unlock_irq(&sc->lock);
+		goto shrink;
+	}
+	spin_lock_irq(&sc->lock);
+	/* Completions of other writes to the band may insert meanwhile. */
+	while (!status && (need = smr_ext_need(b, io->off, io->nr)) > b->cap_ext) {
+		spin_unlock_irq(&sc->lock);
+		if (unlikely(smr_fault_take(&fail_ext_allocs)) || smr_ext_resize(sc, b, need)) {
+			/*
+			 * No memory now. The data is in the cache: never fail
+			 * the write for that, try again in a while (the write
+			 * keeps its slots and its band's writer count).
+			 */
+			spin_lock_irq(&sc->lock);
+			bio_list_add(&dm->nomem, bio);
+			spin_unlock_irq(&sc->lock);
+			DMWARN_LIMIT("%s: no memory to index a cache write; retrying",
+				     smr_dm_name(sc));
+			queue_delayed_work(sc->wq, &dm->nomem_dwork,
+					   msecs_to_jiffies(SMR_DM_NOMEM_RETRY_MS));
+			return;
+		}
+		spin_lock_irq(&sc->lock);
+	}
+	if (status) {
+		smr_slot_release(dm, b, io->slot, io->nr);
+		sc->stats.errors++;
+	} else {
+		smr_dm_index(sc, b, io);
+	}
+	need = b->nr_ext;
+	spin_unlock_irq(&sc->lock);
+
+shrink:
+	/*
+	 * Keep the array at most twice the extents it holds (the bound in
+	 * docs/dm-smr.rst), while our write still keeps the cleaner away.
+	 */
+	if (need && b->cap_ext > 2 * need)
+		smr_ext_resize(sc, b, need);
+
+	spin_lock_irq(&sc->lock);
+	b->writers--;
+	spin_unlock_irq(&sc->lock);
+	wake_up(&dm->wait);
+
+	bio->bi_status = status;
+	if (io->fua && !status)
+		bio_list_add(commit, bio);
+	else
+		bio_endio(bio);
+}
+
+/*
+ * A cache write's clone completed (any context). Index the write now when
+ * its band's extent array has room and stays within twice its use, and
+ * end it; otherwise the worker grows or shrinks the array (it may
+ * allocate), indexes it and ends it. FUA writes end after a commit, in
+ * the worker too. The write, dm's own clone, is ended exactly once.
+ */
+static void smr_dm_cache_endio(struct bio *clone)
+{
+	struct bio *bio = clone->bi_private;
+	struct smr_target *sc = container_of(clone->bi_pool, struct smr_target, bs);
+	struct smr_dm *dm = sc->dm;
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+	struct smr_band *b = &dm->bands[io->band];
+	blk_status_t status = clone->bi_status;
+	unsigned long flags;
+
+	bio_put(clone);
+	io->status = status;
+	spin_lock_irqsave(&sc->lock, flags);
+	if (!status && smr_ext_need(b, io->off, io->nr) <= b->cap_ext) {
+		smr_dm_index(sc, b, io);
+		io->indexed = true;
+		if (!io->fua && b->cap_ext <= 2 * b->nr_ext) {
+			b->writers--;
+			spin_unlock_irqrestore(&sc->lock, flags);
+			wake_up(&dm->wait);
+			bio_endio(bio);
+			return;
+		}
+	}
+	bio_list_add(&dm->done, bio);
+	spin_unlock_irqrestore(&sc->lock, flags);
+	queue_work(sc->wq, &sc->commit_work);
+}
+
+/*
+ * Send a cache write to its slots through a clone of our own, so that its
+ * completion is ours to delay: returning DM_ENDIO_INCOMPLETE from end_io
+ * and ending dm's clone again later would run the backing queue's
+ * completion accounting (rq_qos_done_bio(): iocost, iolatency) twice.
+ * The clone comes from a bioset, as dm-crypt's do: it may wait for one of
+ * our clones in flight to come back, never for memory reclaim.
+ */
+void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
+			 sector_t sector)
+{
+	struct bio *clone = bio_alloc_clone(sc->bdev, bio, GFP_NOIO, &sc->bs);
+
+	clone->bi_iter.bi_sector = sector;
+	/* Durability of a FUA write comes from the commit that ends it. */
+	clone->bi_opf &= ~REQ_FUA;
+	/*
+	 * dm polls only the bios it submits itself: a polled clone of ours
+	 * on a poll queue would wait for the driver's timeout to be reaped.
+	 */
+	bio_clear_polled(clone);
+	clone->bi_private = bio;
+	clone->bi_end_io = smr_dm_cache_endio;
+	dm_submit_bio_remap(bio, clone);
+}
+
+/* Cache writes that found no memory to be indexed: try them again. */
+void smr_dm_nomem_work(struct work_struct *work)
+{
+	struct smr_dm *dm = container_of(to_delayed_work(work), struct smr_dm,
+					 nomem_dwork);
+	struct smr_target *sc = dm->sc;
+
+	spin_lock_irq(&sc->lock);
+	bio_list_merge(&dm->done, &dm->nomem);
+	bio_list_init(&dm->nomem);
+	spin_unlock_irq(&sc->lock);
+	queue_work(sc->wq, &sc->commit_work);
+}

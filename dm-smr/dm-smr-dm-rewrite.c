@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-smr drive-managed mode: band read-modify-write and crash recovery.
+ * It owns the rewrite of one band through the spare band (merging its
+ * cached blocks in, then copying it back), freeing the band's slots and
+ * letting its writes go afterwards, and, when the state is loaded at
+ * resume, finishing a rewrite a crash interrupted and rebuilding the
+ * cache index from the slot records. Which band, and when, is the
+ * cleaner's (dm-smr-dm-clean.c).
+ *
+ * Cleaning band B (crash-safe through the spare band):
+ *   1. stop new writes to B (they wait), let writes in flight finish;
+ *      S = next sequence number: every cached block of B is older;
+ *   2. copy B with its cached blocks merged in to the spare band; flush;
+ *   3. commit the intent "spare holds B as of S";
+ *   4. copy the spare band over B; flush;
+ *   5. drop B's index, set B's clean sequence to S (cache records of B
+ *      older than S are dead), clear the intent; wait for reads from B's
+ *      slots to finish; commit; free B's slots; let B's writes go.
+ * A crash before 3 leaves B and the cache as they were; after 3 the
+ * recovery copies the spare band over B again and completes 5. Nothing
+ * but the spare band is written before the intent is durable, and the
+ * spare band is not reused before the intent is cleared durably.
+ */
+#include <linux/blkdev.h>
+#include <linux/completion.h>
+#include <linux/dm-io.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "dm-smr-dm.h"
+
+/* ------------------------------------------------------------------ */
+/* Band read-modify-write.                                             */
+/* ------------------------------------------------------------------ */
+
+static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
+		     sector_t count, void *buf)
+{
+	struct dm_io_region region = {
+		.bdev = sc->bdev,
+		.sector = sector,
+		.count = count,
+	};
+	struct dm_io_request req = {
+		.bi_opf = opf,
+		.mem.type = DM_IO_VMA,
+		.mem.ptr.vma = buf,
+		.client = sc->dm->io_client,
+	};
+	unsigned long error_bits = 0;
+
+	return smr_dm_io_call(&req, 1, &region, &error_bits);
+}
+
+/* Reads issued together and waited for once (the cached runs of a chunk). */
+struct smr_dm_batch {
+	atomic_t pending;
+	int error;
+	struct completion done;
+};
+
+/* One read of the batch (or the submitter's own reference) is done. */
+static void smr_dm_batch_put(struct smr_dm_batch *bt, bool failed)
+{
+	if (failed)
+		WRITE_ONCE(bt->error, -EIO);
+	if (atomic_dec_and_test(&bt->pending))
+		complete(&bt->done);
+}
+
+static SMR_IO_NOTIFY(smr_dm_batch_end, error, context)
+{
+	smr_dm_batch_put(context, error);
+}
+
+static void smr_dm_batch_read(struct smr_target *sc, struct smr_dm_batch *bt,
+			      sector_t sector, sector_t count, void *buf)
+{
+	struct dm_io_region region = {
+		.bdev = sc->bdev,
+		.sector = sector,
+		.count = count,
+	};
+	struct dm_io_request req = {
+		.bi_opf = REQ_OP_READ,
+		.mem.type = DM_IO_VMA,
+		.mem.ptr.vma = buf,
+		.notify.fn = smr_dm_batch_end,
+		.notify.context = bt,
+		.client = sc->dm->io_client,
+	};
+
+	atomic_inc(&bt->pending);
+	if (smr_dm_io_call(&req, 1, &region, NULL))
+		smr_dm_batch_put(bt, true);
+}
+
+/* Copy @band's chunk at @c, cached blocks merged in, to the spare band. */
+static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
+			      u32 len, u64 *rd, u64 *wr)
+{
+	struct smr_dm *dm = sc->dm;
+	struct smr_band *b = &dm->bands[band];
+	u32 first = c >> 3, nblk = len >> 3, nr = 0, i;
+	struct smr_dm_batch bt;
+	int ret;
+
+	ret = smr_dm_io(sc, REQ_OP_READ, smr_band_sector(dm, band) + c, len,
+			dm->buf);
+	if (ret)
+		return ret;
+	*rd += len;
+
+	/* The band's index is stable: its writes are held back. */
+	spin_lock_irq(&sc->lock);
+	for (i = smr_ext_find(b, first); i < b->nr_ext &&
+	     b->ext[i].off < first + nblk; i++) {
+		struct smr_ext *e = &b->ext[i];
+		u32 s = max_t(u32, e->off, first);
+		u32 t = min_t(u32, e->off + e->len, first + nblk);
+
+		dm->runs[nr].slot = e->slot + (s - e->off);
+		dm->runs[nr].off = s - first;
+		dm->runs[nr++].len = t - s;
+	}
+	spin_unlock_irq(&sc->lock);
+
+	/* The cached runs are small and scattered: read them all at once. */
+	atomic_set(&bt.pending, 1);
+	bt.error = 0;
+	init_completion(&bt.done);
+	for (i = 0; i < nr; i++) {
+		struct smr_ext *r = &dm->runs[i];
+
+		smr_dm_batch_read(sc, &bt, smr_slot_sector_dm(dm, r->slot),
+				  (sector_t)r->len << 3,
+				  dm->buf + ((size_t)r->off << SMR_BLOCK_SHIFT));
+		*rd += (u64)r->len << 3;
+	}
+	smr_dm_batch_put(&bt, false);
+	wait_for_completion_io(&bt.done);
+	if (bt.error)
+		return bt.error;
+	ret = smr_dm_io(sc, REQ_OP_WRITE, dm->spare_start + c, len, dm->buf);
+	if (!ret)
+		*wr += len;
+	return ret;
+}
+
+/* Step 4: the spare band over @band. Also used by recovery. */
+static int smr_dm_copy_back(struct smr_target *sc, u32 band, u64 *rd,
+			    u64 *wr)
+{
+	struct smr_dm *dm = sc->dm;
+	u32 c, len;
+	int ret;
+
+	for (c = 0; c < dm->band_sectors; c += len) {
+		len = min_t(u32, SMR_DM_CHUNK_SECTORS, dm->band_sectors - c);
+		ret = smr_dm_io(sc, REQ_OP_READ, dm->spare_start + c, len,
+				dm->buf);
+		if (ret)
+			return ret;
+		ret = smr_dm_io(sc, REQ_OP_WRITE,
+				smr_band_sector(dm, band) + c, len, dm->buf);
+		if (ret)
+			return ret;
+		*rd += len;
+		*wr += len;
+	}
+	return blkdev_issue_flush(sc->bdev);
+}
+
+/* Free every slot of a cleaned band. Under sc->lock. */
+static void smr_dm_free_band_slots(struct smr_dm *dm, u32 band)
+{
+	struct smr_band *b = &dm->bands[band];
+	unsigned long s;
+
+	for_each_set_bit(s, dm->slot_used, dm->nr_slots) {
+		if (!b->slots)
+			break;
+		if (dm->slot_lba[s] != SMR_SLOT_FREE &&
+		    smr_band_of_block(dm, dm->slot_lba[s]) == band &&
+		    !test_bit(s, dm->slot_inflight))
+			smr_slot_release(dm, b, s, 1);
+	}
+}
+
+void smr_dm_release_parked(struct smr_target *sc)
+{
+	struct smr_dm *dm = sc->dm;
+
+	/*
+	 * Writes that waited for cleaning are host I/O arriving now: the
+	 * host was not idle while it waited, so background cleaning must
+	 * not start at once after a long foreground one.
+	 */
+	if (!bio_list_empty(&dm->held) || !bio_list_empty(&dm->parked))
+		WRITE_ONCE(dm->last_io, jiffies);
+	bio_list_merge_head(&dm->queue, &dm->held);
+	bio_list_init(&dm->held);
+	bio_list_merge_head(&dm->queue, &dm->parked);
+	bio_list_init(&dm->parked);
+}
+
+/*
+ * Should a cleaning that started at @start stop now? At a suspend always;
+ * background cleaning also when host I/O came since it started.
+ */
+static bool smr_dm_should_yield(struct smr_dm *dm, enum smr_clean_reason r,
+				unsigned long start)
+{
+	if (READ_ONCE(dm->stop))
+		return true;
+	return r == SMR_CLEAN_IDLE &&
+		time_after(READ_ONCE(dm->last_io), start);
+}
+
+/*
+ * Read-modify-write of one band through the spare band; see the top of
+ * this file. Returns -EAGAIN when background cleaning gave way to host
+ * I/O before anything but the spare band was written.
+ */
+int smr_dm_clean_band(struct smr_target *sc, u32 band,
+		      enum smr_clean_reason reason)
+{
+	struct smr_dm *dm = sc->dm;
+	struct smr_band *b = &dm->bands[band];
+	unsigned long start = jiffies;
+	u64 t0 = ktime_get_ns(), rd = 0, wr = 0, us, ms;
+	struct smr_ext *old;
+	u32 c, len;
+	u64 seq;
+	int ret;
+
+	spin_lock_irq(&sc->lock);
+	b->flags |= SMR_BAND_CLEANING;
+	dm->state = reason == SMR_CLEAN_IDLE ? SMR_DM_CLEAN_BG :
+		reason == SMR_CLEAN_FOREGROUND ? SMR_DM_CLEAN_FG :
+		SMR_DM_CLEAN_MANUAL;
+	spin_unlock_irq(&sc->lock);
+	smr_nl_clean_start(sc, band, reason);
+
+	/* Writes to the band admitted before the flag finish first. */
+	wait_event(dm->wait, READ_ONCE(b->writers) == 0);
+	spin_lock_irq(&sc->lock);
+	seq = dm->next_seq;
+	spin_unlock_irq(&sc->lock);
+
+	for (c = 0; c < dm->band_sectors; c += len) {
+		if (smr_dm_should_yield(dm, reason, start)) {
+			ret = -EAGAIN;
+			goto undo;
+		}
+		len = min_t(u32, SMR_DM_CHUNK_SECTORS, dm->band_sectors - c);
+		ret = smr_dm_merge_chunk(sc, band, c, len, &rd, &wr);
+		if (ret)
+			goto fail_undo;
+	}
+	ret = blkdev_issue_flush(sc->bdev);
+	if (ret)
+		goto fail_undo;
+
+	spin_lock_irq(&sc->lock);
+	dm->intent_state = SMR_INTENT_SPARE_FULL;
+	dm->intent_band = band;
+	dm->intent_seq = seq;
+	smr_slots_mark_dirty(&sc->md, 0);
+	spin_unlock_irq(&sc->lock);
+	ret = smr_md_commit(sc);
+	if (ret)
+		goto fail;
+
+	ret = smr_dm_copy_back(sc, band, &rd, &wr);
+	if (ret)
+		goto fail;
+
+	spin_lock_irq(&sc->lock);
+	old = smr_ext_drop(dm, b);
+	b->clean_seq = seq;
+	smr_mark_band_dirty(sc, band);
+	dm->intent_state = SMR_INTENT_NONE;
+	smr_slots_mark_dirty(&sc->md, 0);
+	spin_unlock_irq(&sc->lock);
+	kvfree(old);
+
+	/* Reads already sent to the band's slots finish before they go. */
+	wait_event(dm->wait, atomic_read(&b->readers) == 0);
+	ret = smr_md_commit(sc);
+	if (ret)
+		goto fail;
+
+	us = div_u64(ktime_get_ns() - t0, NSEC_PER_USEC);
+	ms = div_u64(us + 500, USEC_PER_MSEC);
+	spin_lock_irq(&sc->lock);
+	smr_dm_free_band_slots(dm, band);
+	b->flags &= ~SMR_BAND_CLEANING;
+	b->seq_next = 0;
+	dm->state = SMR_DM_IDLE;
+	dm->stats.rmw[reason]++;
+	dm->stats.clean_read_sectors += rd;
+	dm->stats.clean_write_sectors += wr;
+	if (reason == SMR_CLEAN_FOREGROUND) {
+		dm->stats.clean_ms_fg += ms;
+	} else {
+		dm->stats.clean_ms_bg += ms;
+		/* Counted only while no host write came since it started. */
+		if (!time_after(dm->last_write, start))
+			dm->since_busy_ms += ms;
+	}
+	smr_dm_release_parked(sc);
+	spin_unlock_irq(&sc->lock);
+	queue_work(sc->wq, &sc->commit_work);
+
+	smr_nl_clean_done(sc, band, reason, rd << SECTOR_SHIFT,
+			  wr << SECTOR_SHIFT, us);
+	smr_dm_levels(sc);
+	return 0;
+
+fail_undo:
+	DMERR("%s: cleaning band %u failed before its intent: %d",
+	      smr_dm_name(sc), band, ret);
+	spin_lock_irq(&sc->lock);
+	dm->failed = true;
+	spin_unlock_irq(&sc->lock);
+undo:
+	spin_lock_irq(&sc->lock);
+	b->flags &= ~SMR_BAND_CLEANING;
+	dm->state = SMR_DM_IDLE;
+	if (ret == -EAGAIN)
+		dm->stats.bg_aborts++;
+	dm->stats.clean_read_sectors += rd;
+	dm->stats.clean_write_sectors += wr;
+	smr_dm_release_parked(sc);
+	spin_unlock_irq(&sc->lock);
+	queue_work(sc->wq, &sc->commit_work);
+	return ret;
+
+fail:
+	/*
+	 * The band may be half rewritten: the durable intent lets the next
+	 * activation finish it. Until then writes fail; reads are served.
+	 */
+	DMERR("%s: cleaning band %u failed: %d; writes fail until the device is reactivated",
+	      smr_dm_name(sc), band, ret);
+	spin_lock_irq(&sc->lock);
+	dm->failed = true;
+	dm->state = SMR_DM_IDLE;
+	smr_dm_release_parked(sc);
+	spin_unlock_irq(&sc->lock);
+	queue_work(sc->wq, &sc->commit_work);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Recovery at load.                                                   */
+/* ------------------------------------------------------------------ */
+
+static int smr_u64_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Build the index from the loaded slot records: a record is alive if it
+ * is newer than its band's clean sequence; of several alive copies of a
+ * block the newest wins, the others stay allocated (superseded) until
+ * their band is cleaned.
+ */
+static int smr_dm_rebuild(struct smr_target *sc)
+{
+	struct smr_dm *dm = sc->dm;
+	u64 *keys, max_seq = 0;
+	u32 nr = 0, i, j, last_slot = 0;
+	int ret = 0;
+
+	smr_dm_drop_index(dm);
+	for (i = 0; i < dm->nr_bands; i++)
+		max_seq = max(max_seq, dm->bands[i].clean_seq);
+	max_seq = max(max_seq, dm->intent_seq);
+
+	keys = kvmalloc_array(max_t(u32, dm->nr_slots, 1), sizeof(*keys),
+			      GFP_KERNEL);
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < dm->nr_slots; i++) {
+		u32 lba = dm->slot_lba[i];
+
+		if (lba == SMR_SLOT_FREE)
+			continue;
+		if (dm->slot_seq[i] < dm->bands[smr_band_of_block(dm, lba)].clean_seq) {
+			dm->slot_lba[i] = SMR_SLOT_FREE;
+			continue;
+		}
+		keys[nr++] = (u64)lba << 32 | i;
+		if (dm->slot_seq[i] >= max_seq) {
+			max_seq = dm->slot_seq[i];
+			last_slot = i;
+		}
+	}
+	sort(keys, nr, sizeof(*keys), smr_u64_cmp, NULL);
+
+	for (i = 0; i < nr; i = j) {
+		u32 lba = keys[i] >> 32, best = (u32)keys[i];
+		u32 band = smr_band_of_block(dm, lba);
+		struct smr_band *b = &dm->bands[band];
+
+		for (j = i; j < nr && (keys[j] >> 32) == lba; j++) {
+			u32 s = (u32)keys[j];
+
+			if (dm->slot_seq[s] > dm->slot_seq[best])
+				best = s;
+			set_bit(s, dm->slot_used);
+			dm->used++;
+			if (!b->slots++) {
+				dm->dirty_bands++;
+				b->first_seq = dm->slot_seq[s];
+			}
+			b->first_seq = min(b->first_seq, dm->slot_seq[s]);
+		}
+		/* Blocks arrive in order: append, merging runs. */
+		if (b->nr_ext + 1 > b->cap_ext) {
+			ret = smr_ext_resize(sc, b, b->nr_ext + 1);
+			if (ret)
+				goto out;
+		}
+		spin_lock_irq(&sc->lock);
+		smr_ext_insert(dm, b, lba - band * dm->band_blocks, 1, best);
+		spin_unlock_irq(&sc->lock);
+	}
+	dm->next_seq = max_seq + 1;
+	dm->cursor = nr ? (last_slot + 1) % dm->nr_slots : 0;
+	dm->level = 0;
+out:
+	kvfree(keys);
+	return ret;
+}
+
+/* Finish a band rewrite that a crash interrupted after its intent. */
+static int smr_dm_recover_intent(struct smr_target *sc)
+{
+	struct smr_dm *dm = sc->dm;
+	u64 rd = 0, wr = 0;
+	int ret;
+
+	if (dm->intent_state != SMR_INTENT_SPARE_FULL)
+		return 0;
+	DMINFO("%s: finishing the interrupted cleaning of band %u",
+	       smr_dm_name(sc), dm->intent_band);
+	ret = smr_dm_copy_back(sc, dm->intent_band, &rd, &wr);
+	if (ret)
+		return ret;
+	spin_lock_irq(&sc->lock);
+	dm->bands[dm->intent_band].clean_seq = dm->intent_seq;
+	smr_mark_band_dirty(sc, dm->intent_band);
+	dm->intent_state = SMR_INTENT_NONE;
+	smr_slots_mark_dirty(&sc->md, 0);
+	spin_unlock_irq(&sc->lock);
+	return smr_md_commit(sc);
+}
+
+/*
+ * Read the cache state from disk on the first resume of a table (and
+ * after a failed cleaning, see smr_dm_preresume()) only:
+ * the constructor ran while the previous table was still live and could
+ * still write, so its copy may be stale, but from then on this table's
+ * memory is the newest state. Reading it again on a later resume would
+ * throw away what a failed commit left in memory: acknowledged writes.
+ *
+ * The device is suspended here: no allocation may wait for I/O to it.
+ */
+int smr_dm_load(struct smr_target *sc)
+{
+	unsigned int noio;
+	int ret;
+
+	noio = memalloc_noio_save();
+	ret = smr_md_load(sc);
+	if (!ret)
+		ret = smr_dm_recover_intent(sc);
+	if (!ret)
+		ret = smr_dm_rebuild(sc);
+	memalloc_noio_restore(noio);
+	return ret;
+}

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-smr drive-managed mode: its private types and the prototypes its
+ * files share. The mode is split by job:
+ *   dm-smr-dm.c          the target: table line, map and end-io, the
+ *                        worker, suspend and resume
+ *   dm-smr-dm-cache.c    the persistent cache: slot log, extent index,
+ *                        occupancy levels, cache writes until indexed
+ *   dm-smr-dm-clean.c    the cleaner: when to clean, giving way to host
+ *                        I/O, the policies that pick a band
+ *   dm-smr-dm-rewrite.c  band read-modify-write through the spare band,
+ *                        crash recovery when the state is loaded
+ *   dm-smr-dm-md.c       what drive-managed mode puts in metadata blocks
+ *   dm-smr-dm-status.c   status, the counters' snapshot, messages
+ * What the rest of dm-smr calls is declared in dm-smr.h.
+ */
+#ifndef DM_SMR_DM_H
+#define DM_SMR_DM_H
+
+#include <linux/atomic.h>
+#include <linux/bio.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "dm-smr.h"
+#include "dm-smr-nl.h"
+
+#define SMR_DM_IO_SECTORS	2048	/* 1 MiB: largest host bio; bands are multiples */
+#define SMR_DM_NOMEM_RETRY_MS	10	/* a write waiting for index memory */
+#define SMR_DM_CHUNK_SECTORS	8192	/* 4 MiB: what cleaning copies at a time */
+#define SMR_DM_CHUNK_BLOCKS	(SMR_DM_CHUNK_SECTORS / SMR_BLOCK_SECTORS)
+#define SMR_DM_MIN_BAND		2048
+#define SMR_DM_MAX_BAND		524288	/* 256 MiB: offsets fit in 16 bits */
+#define SMR_DM_MAX_IDLE_MS	3600000
+#define SMR_DM_DEFAULT_IDLE_MS	1000
+#define SMR_SLOT_FREE		U32_MAX
+#define SMR_BAND_NONE		U32_MAX
+#define SMR_EXT_MAX_LEN		U16_MAX
+
+#define SMR_DM_HDR		sizeof(struct smr_blk_header)
+
+enum {
+	SMR_DM_OPT_CACHE = 1 << 0,
+	SMR_DM_OPT_IDLE = 1 << 1,
+	SMR_DM_OPT_POLICY = 1 << 2,
+	SMR_DM_OPT_BYPASS = 1 << 3,
+	SMR_DM_OPT_FORMAT = 1 << 4,
+};
+
+/* A run of cached blocks of one band: 8 bytes. */
+struct smr_ext {
+	u32 slot;		/* cache slot of the first block */
+	u16 off;		/* first block, from the band start */
+	u16 len;		/* blocks */
+};
+
+#define SMR_BAND_CLEANING	1
+
+struct smr_band {
+	struct smr_ext *ext;	/* sorted by off, non-overlapping */
+	u32 nr_ext;
+	u32 cap_ext;
+	u32 slots;		/* cache slots held, live or superseded */
+	u32 live;		/* blocks the index maps */
+	u32 writers;		/* host writes in flight to this band */
+	u32 seq_next;		/* sequential stream: next sector, 0 = none */
+	u64 first_seq;		/* oldest slot held */
+	u64 clean_seq;		/* persisted: older slots of this band are dead */
+	atomic_t readers;	/* reads in flight from its cache slots */
+	u32 flags;
+};
+
+struct smr_dm_stats {
+	u64 rmw[4];		/* by enum smr_clean_reason */
+	u64 bg_aborts;
+	u64 clean_read_sectors;
+	u64 clean_write_sectors;
+	u64 clean_ms_bg;
+	u64 clean_ms_fg;
+	u64 host_read_sectors;
+	u64 host_write_sectors;
+	u64 cache_write_sectors;
+	u64 bypass_write_sectors;
+	u64 discard_sectors;
+};
+
+struct smr_dm {
+	struct smr_target *sc;
+
+	/* Geometry and options. */
+	u64 band_sectors;
+	u32 band_blocks;
+	u32 nr_bands;
+	u64 cache_sectors;
+	u32 nr_slots;
+	u32 slot_blocks;	/* metadata blocks of slot records */
+	sector_t cache_start;
+	sector_t spare_start;
+	sector_t bands_start;
+	u32 idle_ms;
+	u8 policy;
+	bool seq_bypass;
+	unsigned int opt_mask;
+
+	/* State, under sc->lock. */
+	struct smr_band *bands;
+	u32 *slot_lba;
+	u64 *slot_seq;
+	unsigned long *slot_used;
+	unsigned long *slot_inflight;
+	u32 cursor;
+	u32 used;
+	u32 live;
+	u32 nr_ext;
+	u32 dirty_bands;
+	size_t index_bytes;
+	u64 next_seq;
+	u32 intent_state;
+	u32 intent_band;
+	u64 intent_seq;
+	bool failed;		/* an unrecoverable cleaning error */
+	bool loaded;		/* state read from disk by a resume */
+
+	/* The worker's queues, under sc->lock. */
+	struct bio_list queue;	/* writes, flushes and discards to handle */
+	struct bio_list parked;	/* writes waiting for cache space */
+	struct bio_list held;	/* writes to the band being cleaned */
+	struct bio_list done;	/* completed cache writes */
+
+	/* Cleaning. */
+	struct workqueue_struct *clean_wq;
+	struct delayed_work clean_dwork;
+	/* Cache writes waiting for memory to be indexed, and their retry. */
+	struct bio_list nomem;
+	struct delayed_work nomem_dwork;
+	wait_queue_head_t wait;	/* writers/readers of a band draining */
+	unsigned long last_io;	/* jiffies of the last host I/O */
+	unsigned long last_write; /* jiffies of the last host write, under sc->lock */
+	bool fg_wanted;
+	bool manual;
+	bool stop;
+	u8 state;		/* enum smr_dm_state */
+	u64 since_busy_ms;	/* idle/manual cleaning since the last host
+				 * write (reads make no cleaning debt), under
+				 * sc->lock */
+	u32 level;		/* highest occupancy level reported */
+	void *buf;		/* one chunk */
+	struct dm_io_client *io_client;
+	struct smr_ext runs[SMR_DM_CHUNK_BLOCKS];	/* cleaner's scratch */
+	struct smr_dm_stats stats;
+};
+
+/* Per host bio. */
+enum { SMR_IO_NONE, SMR_IO_READ_CACHE, SMR_IO_WRITE_BAND, SMR_IO_WRITE_CACHE };
+
+struct smr_dm_io {
+	u8 kind;
+	bool indexed;		/* cache write: indexed at completion already */
+	bool fua;
+	blk_status_t status;
+	u32 band;
+	u32 off;		/* blocks from the band start */
+	u32 nr;			/* blocks */
+	u32 slot;
+};
+
+/*
+ * A cleaning policy: which band to clean next (dm-smr-dm-clean.c). A new
+ * policy is a pick function and an entry in smr_clean_policies[], at the
+ * index of its enum smr_dm_policy value.
+ */
+struct smr_clean_policy {
+	const char *name;		/* in the table line, status, messages */
+	u32 (*pick)(struct smr_dm *dm);	/* under sc->lock; SMR_BAND_NONE if none */
+};
+
+static inline const char *smr_dm_name(struct smr_target *sc)
+{
+	return dm_table_device_name(sc->ti->table);
+}
+
+static inline u32 smr_band_of_block(struct smr_dm *dm, u32 lba)
+{
+	return lba / dm->band_blocks;
+}
+
+static inline sector_t smr_band_sector(struct smr_dm *dm, u32 band)
+{
+	return dm->bands_start + (sector_t)band * dm->band_sectors;
+}
+
+static inline sector_t smr_slot_sector_dm(struct smr_dm *dm, u32 slot)
+{
+	return dm->cache_start + (sector_t)slot * SMR_BLOCK_SECTORS;
+}
+
+static inline void smr_mark_slots_dirty(struct smr_target *sc, u32 slot, u32 n)
+{
+	u32 k;
+
+	for (k = slot / SMR_SLOTS_PER_BLOCK; k <= (slot + n - 1) / SMR_SLOTS_PER_BLOCK; k++)
+		smr_slots_mark_dirty(&sc->md, 1 + k);
+}
+
+static inline void smr_mark_band_dirty(struct smr_target *sc, u32 band)
+{
+	smr_slots_mark_dirty(&sc->md,
+			     1 + sc->dm->slot_blocks + band / SMR_BANDS_PER_BLOCK);
+}
+
+/* Defined in dm-smr-dm-cache.c */
+u32 smr_ext_find(struct smr_band *b, u32 off);
+bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n);
+u32 smr_ext_lookup(struct smr_band *b, u32 off, u32 n, u32 *slot);
+int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need);
+void smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
+		    u32 n, u32 slot);
+struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b);
+int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot);
+void smr_slot_release(struct smr_dm *dm, struct smr_band *b,
+		      u32 slot, u32 n);
+void smr_dm_levels(struct smr_target *sc);
+void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
+			 sector_t sector);
+void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
+		       struct bio_list *commit);
+void smr_dm_nomem_work(struct work_struct *work);
+
+/* Defined in dm-smr-dm-clean.c */
+extern const struct smr_clean_policy smr_clean_policies[];
+int smr_dm_parse_policy(const char *s, u64 *v);
+void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay);
+void smr_dm_clean_work(struct work_struct *work);
+
+/* Defined in dm-smr-dm-rewrite.c */
+void smr_dm_release_parked(struct smr_target *sc);
+int smr_dm_clean_band(struct smr_target *sc, u32 band,
+		      enum smr_clean_reason reason);
+int smr_dm_load(struct smr_target *sc);
+
+/* Defined in dm-smr-dm-md.c (and smr_dm_md_mode, in dm-smr.h) */
+void smr_dm_drop_index(struct smr_dm *dm);
+u32 smr_dm_md_blocks(struct smr_dm *dm);
+
+#endif /* DM_SMR_DM_H */

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-smr host-managed mode: the zone state machine. Zone conditions and
+ * their counts, the open/active resource rules (closing the oldest
+ * implicitly open zone to make room), open, close, finish and reset, the
+ * "set_zone" message, and a zone's report. The I/O path that drives it is
+ * dm-smr-hm.c; everything here runs under sc->lock unless it says not.
+ */
+#include "dm-smr.h"
+#include "dm-smr-nl.h"
+
+const char *smr_cond_name(u8 cond)
+{
+	switch (cond) {
+	case BLK_ZONE_COND_NOT_WP:	return "nw";
+	case BLK_ZONE_COND_EMPTY:	return "em";
+	case BLK_ZONE_COND_IMP_OPEN:	return "oi";
+	case BLK_ZONE_COND_EXP_OPEN:	return "oe";
+	case BLK_ZONE_COND_CLOSED:	return "cl";
+	case BLK_ZONE_COND_FULL:	return "fu";
+	case BLK_ZONE_COND_READONLY:	return "ro";
+	case BLK_ZONE_COND_OFFLINE:	return "of";
+	default:			return "??";
+	}
+}
+
+/* Recompute the resource counters; open zones become closed (on load). */
+void smr_hm_recount(struct smr_target *sc)
+{
+	u32 z;
+
+	sc->nr_imp_open = sc->nr_exp_open = sc->nr_closed = 0;
+	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
+		struct smr_zone *zone = &sc->zones[z];
+
+		if (zone->cond == BLK_ZONE_COND_IMP_OPEN ||
+		    zone->cond == BLK_ZONE_COND_EXP_OPEN)
+			zone->cond = zone->wp ? BLK_ZONE_COND_CLOSED :
+				BLK_ZONE_COND_EMPTY;
+		if (zone->cond == BLK_ZONE_COND_CLOSED)
+			sc->nr_closed++;
+		zone->in_imp_ring = 0;
+	}
+	sc->imp_head = sc->imp_count = 0;
+}
+
+/* Resource accounting, all under sc->lock. */
+
+static void smr_cond_leave(struct smr_target *sc, struct smr_zone *z)
+{
+	switch (z->cond) {
+	case BLK_ZONE_COND_IMP_OPEN:
+		sc->nr_imp_open--;
+		break;
+	case BLK_ZONE_COND_EXP_OPEN:
+		sc->nr_exp_open--;
+		break;
+	case BLK_ZONE_COND_CLOSED:
+		sc->nr_closed--;
+		break;
+	}
+}
+
+void smr_cond_enter(struct smr_target *sc, struct smr_zone *z, u8 cond)
+{
+	smr_cond_leave(sc, z);
+	z->cond = cond;
+	switch (cond) {
+	case BLK_ZONE_COND_IMP_OPEN:
+		sc->nr_imp_open++;
+		if (sc->imp_ring && !z->in_imp_ring) {
+			/* Each zone at most once: the ring cannot overflow. */
+			sc->imp_ring[(sc->imp_head + sc->imp_count++) % sc->nr_zones] =
+				z - sc->zones;
+			z->in_imp_ring = 1;
+		}
+		break;
+	case BLK_ZONE_COND_EXP_OPEN:
+		sc->nr_exp_open++;
+		break;
+	case BLK_ZONE_COND_CLOSED:
+		sc->nr_closed++;
+		break;
+	}
+}
+
+/* Close an open zone: EMPTY again if nothing was written, else CLOSED. */
+static void smr_close(struct smr_target *sc, struct smr_zone *z)
+{
+	smr_cond_enter(sc, z, z->wp ? BLK_ZONE_COND_CLOSED :
+		       BLK_ZONE_COND_EMPTY);
+}
+
+/*
+ * Close the oldest implicitly open zone (the caller saw nr_imp_open > 0,
+ * so the ring holds one). Entries of zones no longer implicitly open are
+ * dropped on the way: each was pushed once, so this is O(1) amortized.
+ */
+static void smr_close_one_imp_open(struct smr_target *sc)
+{
+	while (sc->imp_count) {
+		struct smr_zone *z = &sc->zones[sc->imp_ring[sc->imp_head]];
+
+		sc->imp_head = (sc->imp_head + 1) % sc->nr_zones;
+		sc->imp_count--;
+		z->in_imp_ring = 0;
+		if (z->cond == BLK_ZONE_COND_IMP_OPEN) {
+			smr_close(sc, z);
+			sc->stats.imp_closes++;
+			return;
+		}
+	}
+}
+
+static blk_status_t smr_check_active(struct smr_target *sc)
+{
+	if (!sc->eff_max_active ||
+	    sc->nr_imp_open + sc->nr_exp_open + sc->nr_closed <
+	    sc->eff_max_active)
+		return BLK_STS_OK;
+	return BLK_STS_ZONE_ACTIVE_RESOURCE;
+}
+
+static blk_status_t smr_check_open(struct smr_target *sc)
+{
+	if (!sc->eff_max_open ||
+	    sc->nr_imp_open + sc->nr_exp_open < sc->eff_max_open)
+		return BLK_STS_OK;
+	if (sc->nr_imp_open) {
+		smr_close_one_imp_open(sc);
+		return BLK_STS_OK;
+	}
+	return BLK_STS_ZONE_OPEN_RESOURCE;
+}
+
+/* May zone @z (EMPTY or CLOSED) become open? May close another zone. */
+blk_status_t smr_check_resources(struct smr_target *sc, struct smr_zone *z)
+{
+	blk_status_t sts;
+
+	if (z->cond == BLK_ZONE_COND_EMPTY) {
+		sts = smr_check_active(sc);
+		if (sts)
+			return sts;
+	}
+	return smr_check_open(sc);
+}
+
+blk_status_t smr_zone_usable(struct smr_zone *z)
+{
+	if (z->cond == BLK_ZONE_COND_READONLY ||
+	    z->cond == BLK_ZONE_COND_OFFLINE)
+		return BLK_STS_IOERR;
+	return BLK_STS_OK;
+}
+
+/* Zone management operations. Caller holds sc->lock. */
+
+blk_status_t smr_zone_open(struct smr_target *sc, struct smr_zone *z)
+{
+	blk_status_t sts = smr_zone_usable(z);
+
+	if (sts)
+		return sts;
+	switch (z->cond) {
+	case BLK_ZONE_COND_EXP_OPEN:
+		return BLK_STS_OK;
+	case BLK_ZONE_COND_IMP_OPEN:
+		break;
+	case BLK_ZONE_COND_EMPTY:
+	case BLK_ZONE_COND_CLOSED:
+		sts = smr_check_resources(sc, z);
+		if (sts)
+			return sts;
+		break;
+	default:	/* FULL */
+		return BLK_STS_IOERR;
+	}
+	smr_cond_enter(sc, z, BLK_ZONE_COND_EXP_OPEN);
+	sc->stats.opens++;
+	return BLK_STS_OK;
+}
+
+blk_status_t smr_zone_close(struct smr_target *sc, struct smr_zone *z)
+{
+	blk_status_t sts = smr_zone_usable(z);
+
+	if (sts)
+		return sts;
+	/* Closing a zone that is not open changes nothing (ZBC). */
+	if (z->cond == BLK_ZONE_COND_IMP_OPEN ||
+	    z->cond == BLK_ZONE_COND_EXP_OPEN) {
+		smr_close(sc, z);
+		sc->stats.closes++;
+	}
+	return BLK_STS_OK;
+}
+
+blk_status_t smr_zone_finish(struct smr_target *sc, u32 zno)
+{
+	struct smr_zone *z = &sc->zones[zno];
+	blk_status_t sts = smr_zone_usable(z);
+
+	if (sts)
+		return sts;
+	if (z->cond == BLK_ZONE_COND_FULL)
+		return BLK_STS_OK;
+	if (z->cond == BLK_ZONE_COND_EMPTY) {
+		sts = smr_check_resources(sc, z);
+		if (sts)
+			return sts;
+	}
+	smr_cond_enter(sc, z, BLK_ZONE_COND_FULL);
+	z->wp = sc->zone_capacity;
+	z->finished = 1;
+	smr_hm_zone_dirty(sc, zno);
+	sc->stats.finishes++;
+	return BLK_STS_OK;
+}
+
+/*
+ * Make the writes in flight in a zone stale: they complete without
+ * touching it; @orphan: and fail. Caller holds sc->lock.
+ */
+void smr_zone_orphan(struct smr_target *sc, struct smr_zone *z, bool orphan)
+{
+	struct smr_hm_io *io;
+
+	list_for_each_entry(io, &z->fifo, node) {
+		if (io->gen != z->gen)
+			continue;
+		io->orphan = orphan;
+		sc->stale_inflight++;
+	}
+	z->gen++;
+}
+
+/* Is a write of an older generation still in flight in @z? */
+bool smr_zone_has_stale(struct smr_zone *z)
+{
+	struct smr_hm_io *io = list_first_entry_or_null(&z->fifo,
+							struct smr_hm_io, node);
+
+	return io && io->gen != z->gen;
+}
+
+/* Drop a zone's data (reset, fault injection). Caller holds sc->lock. */
+static void smr_zone_forget(struct smr_target *sc, struct smr_zone *z)
+{
+	smr_zone_orphan(sc, z, false);
+	z->wp = z->dend = 0;
+	z->finished = 0;
+}
+
+blk_status_t smr_zone_reset(struct smr_target *sc, u32 zno)
+{
+	struct smr_zone *z = &sc->zones[zno];
+	blk_status_t sts = smr_zone_usable(z);
+
+	if (sts)
+		return sts;
+	smr_cond_enter(sc, z, BLK_ZONE_COND_EMPTY);
+	smr_zone_forget(sc, z);
+	smr_hm_zone_dirty(sc, zno);
+	sc->stats.resets++;
+	return BLK_STS_OK;
+}
+
+/*
+ * Fault injection (message "zone_cond"): force a sequential zone
+ * read-only or offline, or back to empty (its data is then gone).
+ */
+int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond)
+{
+	struct smr_zone *z;
+	u8 c;
+
+	if (!strcasecmp(cond, "readonly"))
+		c = BLK_ZONE_COND_READONLY;
+	else if (!strcasecmp(cond, "offline"))
+		c = BLK_ZONE_COND_OFFLINE;
+	else if (!strcasecmp(cond, "empty"))
+		c = BLK_ZONE_COND_EMPTY;
+	else
+		return -EINVAL;
+
+	spin_lock_irq(&sc->lock);
+	z = &sc->zones[zno];
+	smr_cond_enter(sc, z, c);
+	if (c == BLK_ZONE_COND_EMPTY)
+		smr_zone_forget(sc, z);
+	z->finished = 0;
+	smr_hm_zone_dirty(sc, zno);
+	spin_unlock_irq(&sc->lock);
+	return smr_md_commit(sc);
+}
+
+/*
+ * Describe zone @zno as a report does (the engine's report_zones).
+ * Conventional zones are NOT_WP with the write pointer at their end;
+ * full, read-only and offline zones carry no valid write pointer.
+ */
+void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz)
+{
+	struct smr_zone *z = &sc->zones[zno];
+
+	memset(blkz, 0, sizeof(*blkz));
+	blkz->start = smr_zone_start(sc, zno);
+	blkz->len = sc->zone_sectors;
+	spin_lock_irq(&sc->lock);
+	blkz->cond = z->cond;
+	if (smr_zone_is_conv(sc, zno)) {
+		blkz->type = BLK_ZONE_TYPE_CONVENTIONAL;
+		blkz->capacity = sc->zone_sectors;
+		blkz->wp = blkz->start + sc->zone_sectors;
+	} else {
+		blkz->type = BLK_ZONE_TYPE_SEQWRITE_REQ;
+		blkz->capacity = sc->zone_capacity;
+		switch (z->cond) {
+		case BLK_ZONE_COND_FULL:
+			blkz->wp = blkz->start + sc->zone_sectors;
+			break;
+		case BLK_ZONE_COND_READONLY:
+		case BLK_ZONE_COND_OFFLINE:
+			blkz->wp = (sector_t)-1;
+			break;
+		default:
+			blkz->wp = blkz->start + z->wp;
+		}
+	}
+	spin_unlock_irq(&sc->lock);
+}
+
+/* A consistent copy of the status counters of zone context @sc. */
+void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s)
+{
+	struct smr_stats st;
+	u32 z;
+
+	memset(s, 0, sizeof(*s));
+	spin_lock_irq(&sc->lock);
+	st = sc->stats;
+	s->imp_open = sc->nr_imp_open;
+	s->exp_open = sc->nr_exp_open;
+	s->closed = sc->nr_closed;
+	spin_unlock_irq(&sc->lock);
+	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
+		u8 c = READ_ONCE(sc->zones[z].cond);
+
+		s->full += c == BLK_ZONE_COND_FULL;
+		s->readonly += c == BLK_ZONE_COND_READONLY;
+		s->offline += c == BLK_ZONE_COND_OFFLINE;
+	}
+	s->nr_zones = sc->nr_zones;
+	s->conv_zones = sc->nr_conv;
+	s->writes = st.writes;
+	s->write_sectors = st.write_sectors;
+	s->reads = st.reads;
+	s->read_sectors = st.read_sectors;
+	s->resets = st.resets;
+	s->finishes = st.finishes;
+	s->opens = st.opens;
+	s->closes = st.closes;
+	s->imp_closes = st.imp_closes;
+	s->wp_errors = st.wp_errors;
+	s->errors = st.errors;
+	s->commits = st.commits;
+	s->mem_bytes = sc->mem_bytes;
+}
