@@ -222,8 +222,8 @@ int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot)
 	return 0;
 }
 
-void smr_slot_release(struct smr_dm *dm, struct smr_band *b,
-		      u32 slot, u32 n)
+/* Return slots @slot..@slot+n-1 to the free pool. Under sc->lock. */
+void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n)
 {
 	u32 i;
 
@@ -232,9 +232,25 @@ void smr_slot_release(struct smr_dm *dm, struct smr_band *b,
 	bitmap_clear(dm->slot_used, slot, n);
 	bitmap_clear(dm->slot_inflight, slot, n);
 	dm->used -= n;
-	b->slots -= n;
-	if (!b->slots)
-		dm->dirty_bands--;
+}
+
+/*
+ * Band @band gives back the run @slot..@slot+n-1 it gained together
+ * (smr_band_gain()), so adjacent in its slot list: unlink it there (a walk
+ * of this band's slots only) and free it. Under sc->lock.
+ */
+void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n)
+{
+	u32 *link = &dm->bands[band].slot_head;
+
+	while (*link != slot) {
+		if (WARN_ON_ONCE(*link == SMR_SLOT_FREE))
+			return;
+		link = &dm->slot_next[*link];
+	}
+	*link = dm->slot_next[slot + n - 1];
+	smr_slot_free(dm, slot, n);
+	smr_band_lose(dm, band, n);
 }
 
 /*
@@ -340,7 +356,7 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 		spin_lock_irq(&sc->lock);
 	}
 	if (status) {
-		smr_slot_release(dm, b, io->slot, io->nr);
+		smr_slot_release(dm, io->band, io->slot, io->nr);
 		sc->stats.errors++;
 	} else {
 		smr_dm_index(sc, b, io);

@@ -8,6 +8,7 @@
  * is dm-smr-dm-rewrite.c's.
  */
 #include <linux/jiffies.h>
+#include <linux/list_sort.h>
 #include <linux/sched.h>
 
 #include "dm-smr-dm.h"
@@ -19,66 +20,213 @@ void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay)
 }
 
 /* ------------------------------------------------------------------ */
-/* Policies.                                                           */
+/* Which bands hold slots, in the orders the policies pick by.          */
 /* ------------------------------------------------------------------ */
 
 /*
- * The band with the highest @score among those holding slots, the lowest
- * numbered of equals; SMR_BAND_NONE if none. Under sc->lock. Inlined into
- * each policy's pick, so the score is no indirect call.
+ * Every band holding slots is in two structures, both kept as its slot
+ * count changes (under sc->lock): dm->dirty_list in (first_seq, band)
+ * order, which is fifo's, and a binary max-heap by (slots, -band), which
+ * is greedy's. A pick is then O(1), an update O(log bands).
  */
-static __always_inline u32 smr_pick_max(struct smr_dm *dm,
-					u64 (*score)(struct smr_dm *dm,
-						     struct smr_band *b))
+static bool smr_heap_before(struct smr_dm *dm, u32 a, u32 b)
 {
-	u64 best_score = 0, s;
-	u32 best = SMR_BAND_NONE, i;
+	u32 sa = dm->bands[a].slots, sb = dm->bands[b].slots;
+
+	return sa > sb || (sa == sb && a < b);
+}
+
+static void smr_heap_set(struct smr_dm *dm, u32 pos, u32 band)
+{
+	dm->heap[pos] = band;
+	dm->bands[band].heap_pos = pos;
+}
+
+static void smr_heap_up(struct smr_dm *dm, u32 pos)
+{
+	u32 band = dm->heap[pos];
+
+	while (pos && smr_heap_before(dm, band, dm->heap[(pos - 1) / 2])) {
+		smr_heap_set(dm, pos, dm->heap[(pos - 1) / 2]);
+		pos = (pos - 1) / 2;
+	}
+	smr_heap_set(dm, pos, band);
+}
+
+static void smr_heap_down(struct smr_dm *dm, u32 pos)
+{
+	u32 band = dm->heap[pos];
+
+	for (;;) {
+		u32 c = 2 * pos + 1;
+
+		if (c >= dm->heap_len)
+			break;
+		if (c + 1 < dm->heap_len &&
+		    smr_heap_before(dm, dm->heap[c + 1], dm->heap[c]))
+			c++;
+		if (!smr_heap_before(dm, dm->heap[c], band))
+			break;
+		smr_heap_set(dm, pos, dm->heap[c]);
+		pos = c;
+	}
+	smr_heap_set(dm, pos, band);
+}
+
+/* Band @band's slot count changed: put it where it now belongs. */
+static void smr_heap_fix(struct smr_dm *dm, u32 band)
+{
+	struct smr_band *b = &dm->bands[band];
+	u32 pos = b->heap_pos, last;
+
+	if (pos == SMR_BAND_NONE) {
+		if (!b->slots)
+			return;
+		pos = dm->heap_len++;
+		smr_heap_set(dm, pos, band);
+		smr_heap_up(dm, pos);
+		return;
+	}
+	if (!b->slots) {
+		b->heap_pos = SMR_BAND_NONE;
+		last = dm->heap[--dm->heap_len];
+		if (pos == dm->heap_len)
+			return;
+		smr_heap_set(dm, pos, last);
+		band = last;
+	}
+	smr_heap_up(dm, pos);
+	smr_heap_down(dm, dm->bands[band].heap_pos);
+}
+
+/*
+ * Into the fifo list: a band that gains its first slot has the newest
+ * first_seq, so this walks back only past bands of the same first_seq
+ * and a higher number (writes allocated before the last was indexed).
+ */
+static void smr_fifo_insert(struct smr_dm *dm, struct smr_band *b)
+{
+	struct list_head *pos = dm->dirty_list.prev;
+
+	while (pos != &dm->dirty_list) {
+		struct smr_band *p = list_entry(pos, struct smr_band, dirty_node);
+
+		if (p->first_seq < b->first_seq ||
+		    (p->first_seq == b->first_seq && p < b))
+			break;
+		pos = pos->prev;
+	}
+	list_add(&b->dirty_node, pos);
+}
+
+/*
+ * Band @band gains the @n slots from @slot on, all holding its blocks
+ * (first_seq set by the caller if it held none). Under sc->lock.
+ */
+void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n)
+{
+	struct smr_band *b = &dm->bands[band];
+	u32 i;
+
+	for (i = n; i-- > 0;) {
+		dm->slot_next[slot + i] = b->slot_head;
+		b->slot_head = slot + i;
+	}
+	if (!b->slots) {
+		dm->dirty_bands++;
+		smr_fifo_insert(dm, b);
+	}
+	b->slots += n;
+	smr_heap_fix(dm, band);
+}
+
+/* Band @band gave back @n slots (already unlinked and freed). */
+void smr_band_lose(struct smr_dm *dm, u32 band, u32 n)
+{
+	struct smr_band *b = &dm->bands[band];
+
+	b->slots -= n;
+	if (!b->slots) {
+		dm->dirty_bands--;
+		list_del_init(&b->dirty_node);
+	}
+	smr_heap_fix(dm, band);
+}
+
+static int smr_fifo_cmp(void *priv, const struct list_head *a,
+			const struct list_head *b)
+{
+	struct smr_band *x = list_entry(a, struct smr_band, dirty_node);
+	struct smr_band *y = list_entry(b, struct smr_band, dirty_node);
+
+	if (x->first_seq != y->first_seq)
+		return x->first_seq < y->first_seq ? -1 : 1;
+	return x < y ? -1 : 1;
+}
+
+/* After a load set every band's first_seq: sort the fifo list once. */
+void smr_dm_order_bands(struct smr_dm *dm)
+{
+	list_sort(NULL, &dm->dirty_list, smr_fifo_cmp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Policies.                                                           */
+/* ------------------------------------------------------------------ */
+
+/* fifo: the band holding the oldest slot, the lowest numbered of equals. */
+static u32 smr_fifo_pick(struct smr_dm *dm)
+{
+	struct smr_band *b = list_first_entry_or_null(&dm->dirty_list,
+						      struct smr_band, dirty_node);
+
+	return b ? b - dm->bands : SMR_BAND_NONE;
+}
+
+/* greedy: the band holding the most slots, the lowest numbered of equals. */
+static u32 smr_greedy_pick(struct smr_dm *dm)
+{
+	return dm->heap_len ? dm->heap[0] : SMR_BAND_NONE;
+}
+
+/*
+ * cost-benefit: slots freed, times how long they have been cold. Every
+ * band's score moves as the sequence advances, so no order can be kept:
+ * the scan looks at every band, without the lock and with interrupts on,
+ * yielding the CPU as it goes; pick() takes its choice if that band still
+ * holds slots (a race with a cleaning or a load), else the oldest band.
+ */
+static void smr_cost_benefit_scan(struct smr_dm *dm)
+{
+	u64 now = READ_ONCE(dm->next_seq), best_score = 0, first, score;
+	u32 best = SMR_BAND_NONE, i, slots;
 
 	for (i = 0; i < dm->nr_bands; i++) {
 		struct smr_band *b = &dm->bands[i];
 
-		if (!b->slots)
+		if (!(i & 4095))
+			cond_resched();
+		slots = READ_ONCE(b->slots);
+		if (!slots)
 			continue;
-		s = score(dm, b);
-		if (best == SMR_BAND_NONE || s > best_score) {
+		first = READ_ONCE(b->first_seq);
+		score = (u64)slots * (now > first ? now - first : 0);
+		if (best == SMR_BAND_NONE || score > best_score) {
 			best = i;
-			best_score = s;
+			best_score = score;
 		}
 	}
-	return best;
-}
-
-/* fifo: the band holding the oldest slot. */
-static u64 smr_fifo_score(struct smr_dm *dm, struct smr_band *b)
-{
-	return U64_MAX - b->first_seq;
-}
-
-static u32 smr_fifo_pick(struct smr_dm *dm)
-{
-	return smr_pick_max(dm, smr_fifo_score);
-}
-
-/* greedy: the band holding the most slots. */
-static u64 smr_greedy_score(struct smr_dm *dm, struct smr_band *b)
-{
-	return b->slots;
-}
-
-static u32 smr_greedy_pick(struct smr_dm *dm)
-{
-	return smr_pick_max(dm, smr_greedy_score);
-}
-
-/* cost-benefit: slots freed, times how long they have been cold. */
-static u64 smr_cost_benefit_score(struct smr_dm *dm, struct smr_band *b)
-{
-	return (u64)b->slots * (dm->next_seq - b->first_seq);
+	WRITE_ONCE(dm->hint, best);
 }
 
 static u32 smr_cost_benefit_pick(struct smr_dm *dm)
 {
-	return smr_pick_max(dm, smr_cost_benefit_score);
+	u32 band = dm->hint;
+
+	dm->hint = SMR_BAND_NONE;
+	if (band != SMR_BAND_NONE && dm->bands[band].slots)
+		return band;
+	return smr_fifo_pick(dm);
 }
 
 /* By enum smr_dm_policy: dm->policy indexes it. */
@@ -94,6 +242,7 @@ const struct smr_clean_policy smr_clean_policies[] = {
 	[SMR_POLICY_COST_BENEFIT] = {
 		.name = "cost-benefit",
 		.pick = smr_cost_benefit_pick,
+		.scan = smr_cost_benefit_scan,
 	},
 };
 
@@ -111,12 +260,6 @@ int smr_dm_parse_policy(const char *s, u64 *v)
 	return -EINVAL;
 }
 
-/* The next band to clean, by policy; SMR_BAND_NONE if none. Under lock. */
-static u32 smr_dm_pick(struct smr_dm *dm)
-{
-	return smr_clean_policies[dm->policy].pick(dm);
-}
-
 /* ------------------------------------------------------------------ */
 /* The cleaning work.                                                  */
 /* ------------------------------------------------------------------ */
@@ -126,8 +269,9 @@ void smr_dm_clean_work(struct work_struct *work)
 	struct smr_dm *dm = container_of(to_delayed_work(work), struct smr_dm,
 					 clean_dwork);
 	struct smr_target *sc = dm->sc;
+	const struct smr_clean_policy *policy;
 	enum smr_clean_reason reason;
-	bool cleaned_idle = false;
+	bool cleaned_idle = false, scanned = false;
 	u64 since = 0;
 	u32 band;
 	int ret;
@@ -157,7 +301,16 @@ void smr_dm_clean_work(struct work_struct *work)
 			spin_unlock_irq(&sc->lock);
 			break;
 		}
-		band = smr_dm_pick(dm);
+		policy = &smr_clean_policies[dm->policy];
+		if (policy->scan && !scanned) {
+			/* Look at every band with interrupts on, then decide. */
+			spin_unlock_irq(&sc->lock);
+			policy->scan(dm);
+			scanned = true;
+			continue;
+		}
+		scanned = false;
+		band = policy->pick(dm);
 		if (band == SMR_BAND_NONE) {
 			/* Nothing left to clean: let any parked write retry. */
 			dm->fg_wanted = false;

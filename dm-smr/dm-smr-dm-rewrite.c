@@ -175,20 +175,31 @@ static int smr_dm_copy_back(struct smr_target *sc, u32 band, u64 *rd,
 	return blkdev_issue_flush(sc->bdev);
 }
 
-/* Free every slot of a cleaned band. Under sc->lock. */
+/*
+ * Free the slots of a cleaned band, walking its own slot list: a slot
+ * whose write is still in flight stays. Under sc->lock.
+ */
 static void smr_dm_free_band_slots(struct smr_dm *dm, u32 band)
 {
 	struct smr_band *b = &dm->bands[band];
-	unsigned long s;
+	u32 s = b->slot_head, next, keep = SMR_SLOT_FREE, *tail = &keep;
+	u32 freed = 0;
 
-	for_each_set_bit(s, dm->slot_used, dm->nr_slots) {
-		if (!b->slots)
-			break;
-		if (dm->slot_lba[s] != SMR_SLOT_FREE &&
-		    smr_band_of_block(dm, dm->slot_lba[s]) == band &&
-		    !test_bit(s, dm->slot_inflight))
-			smr_slot_release(dm, b, s, 1);
+	while (s != SMR_SLOT_FREE) {
+		next = dm->slot_next[s];
+		if (test_bit(s, dm->slot_inflight)) {
+			*tail = s;
+			tail = &dm->slot_next[s];
+		} else {
+			smr_slot_free(dm, s, 1);
+			freed++;
+		}
+		s = next;
 	}
+	*tail = SMR_SLOT_FREE;
+	b->slot_head = keep;
+	if (freed)
+		smr_band_lose(dm, band, freed);
 }
 
 void smr_dm_release_parked(struct smr_target *sc)
@@ -419,11 +430,10 @@ static int smr_dm_rebuild(struct smr_target *sc)
 				best = s;
 			set_bit(s, dm->slot_used);
 			dm->used++;
-			if (!b->slots++) {
-				dm->dirty_bands++;
+			if (!b->slots)
 				b->first_seq = dm->slot_seq[s];
-			}
 			b->first_seq = min(b->first_seq, dm->slot_seq[s]);
+			smr_band_gain(dm, band, s, 1);
 		}
 		/* Blocks arrive in order: append, merging runs. */
 		if (b->nr_ext + 1 > b->cap_ext) {
@@ -435,6 +445,8 @@ static int smr_dm_rebuild(struct smr_target *sc)
 		smr_ext_insert(dm, b, lba - band * dm->band_blocks, 1, best);
 		spin_unlock_irq(&sc->lock);
 	}
+	/* first_seq settled only now: put the bands in fifo order. */
+	smr_dm_order_bands(dm);
 	dm->next_seq = max_seq + 1;
 	dm->cursor = nr ? (last_slot + 1) % dm->nr_slots : 0;
 	dm->level = 0;

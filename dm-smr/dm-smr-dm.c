@@ -191,10 +191,9 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		dm->slot_lba[slot + i] = band * dm->band_blocks + off + i;
 	if (!b->slots) {
 		b->first_seq = dm->next_seq;
-		dm->dirty_bands++;
 		kick = dm->idle_ms;
 	}
-	b->slots += n;
+	smr_band_gain(dm, band, slot, n);
 	b->writers++;
 	dm->stats.host_write_sectors += nsect;
 	dm->stats.cache_write_sectors += nsect;
@@ -552,13 +551,16 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 				 GFP_KERNEL);
 	dm->slot_inflight = kvcalloc(BITS_TO_LONGS(dm->nr_slots),
 				     sizeof(long), GFP_KERNEL);
+	dm->slot_next = kvmalloc_array(dm->nr_slots, sizeof(u32), GFP_KERNEL);
+	dm->heap = kvmalloc_array(dm->nr_bands, sizeof(u32), GFP_KERNEL);
 	dm->buf = vmalloc(SMR_DM_CHUNK_SECTORS << SECTOR_SHIFT);
 	if (!dm->bands || !dm->slot_lba || !dm->slot_seq || !dm->slot_used ||
-	    !dm->slot_inflight || !dm->buf)
+	    !dm->slot_inflight || !dm->slot_next || !dm->heap || !dm->buf)
 		return ret;
+	smr_dm_drop_index(dm);
 	sc->mem_bytes = sizeof(*sc) + sizeof(*dm) +
-		(size_t)dm->nr_bands * sizeof(*dm->bands) +
-		(size_t)dm->nr_slots * (sizeof(u32) + sizeof(u64)) +
+		(size_t)dm->nr_bands * (sizeof(*dm->bands) + sizeof(u32)) +
+		(size_t)dm->nr_slots * (2 * sizeof(u32) + sizeof(u64)) +
 		2 * BITS_TO_LONGS(dm->nr_slots) * sizeof(long) +
 		(SMR_DM_CHUNK_SECTORS << SECTOR_SHIFT);
 
@@ -634,6 +636,8 @@ void smr_dm_free(struct smr_target *sc)
 	if (dm->io_client)
 		dm_io_client_destroy(dm->io_client);
 	vfree(dm->buf);
+	kvfree(dm->heap);
+	kvfree(dm->slot_next);
 	kvfree(dm->slot_inflight);
 	kvfree(dm->slot_used);
 	kvfree(dm->slot_seq);

@@ -68,6 +68,14 @@ struct smr_band {
 	u64 clean_seq;		/* persisted: older slots of this band are dead */
 	atomic_t readers;	/* reads in flight from its cache slots */
 	u32 flags;
+	/*
+	 * The slots it holds, linked through dm->slot_next (SMR_SLOT_FREE
+	 * ends the list): freeing them after a cleaning walks this band's
+	 * slots, not the whole cache.
+	 */
+	u32 slot_head;
+	u32 heap_pos;		/* in dm->heap, or SMR_BAND_NONE */
+	struct list_head dirty_node;	/* in dm->dirty_list while slots > 0 */
 };
 
 struct smr_dm_stats {
@@ -108,6 +116,16 @@ struct smr_dm {
 	u64 *slot_seq;
 	unsigned long *slot_used;
 	unsigned long *slot_inflight;
+	u32 *slot_next;		/* the next slot of the same band */
+	/*
+	 * Bands holding slots, by (first_seq, band): the fifo policy's
+	 * order, kept as bands gain their first slot and lose their last.
+	 */
+	struct list_head dirty_list;
+	/* Bands holding slots in a max-heap by (slots, -band): greedy's. */
+	u32 *heap;
+	u32 heap_len;
+	u32 hint;		/* a scan's pick (cost-benefit), checked under lock */
 	u32 cursor;
 	u32 used;
 	u32 live;
@@ -172,6 +190,12 @@ struct smr_dm_io {
 struct smr_clean_policy {
 	const char *name;		/* in the table line, status, messages */
 	u32 (*pick)(struct smr_dm *dm);	/* under sc->lock; SMR_BAND_NONE if none */
+	/*
+	 * Optional: a pick that must look at every band does so here,
+	 * without sc->lock (interrupts stay on), leaving its choice in
+	 * dm->hint for pick() to check.
+	 */
+	void (*scan)(struct smr_dm *dm);
 };
 
 static inline const char *smr_dm_name(struct smr_target *sc)
@@ -217,8 +241,8 @@ void smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
 		    u32 n, u32 slot);
 struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b);
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot);
-void smr_slot_release(struct smr_dm *dm, struct smr_band *b,
-		      u32 slot, u32 n);
+void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n);
+void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n);
 void smr_dm_levels(struct smr_target *sc);
 void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 			 sector_t sector);
@@ -227,6 +251,9 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 void smr_dm_nomem_work(struct work_struct *work);
 
 /* Defined in dm-smr-dm-clean.c */
+void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n);
+void smr_band_lose(struct smr_dm *dm, u32 band, u32 n);
+void smr_dm_order_bands(struct smr_dm *dm);
 extern const struct smr_clean_policy smr_clean_policies[];
 int smr_dm_parse_policy(const char *s, u64 *v);
 void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay);
