@@ -3,8 +3,10 @@
  * dm-smr drive-managed mode: the persistent cache. It owns the log of
  * cache slots (allocation from the cursor, release), the index that maps
  * each band's cached blocks to slots (per band, a sorted array of
- * extents), the occupancy levels reported by netlink, and a cache write
- * from its submission to its slots until it is indexed.
+ * extents), which bands hold slots (each band's slot list, and the fifo
+ * list and greedy heap the cleaner picks from), the occupancy levels
+ * reported by netlink, and a cache write from its submission to its
+ * slots until it is indexed.
  *
  * Writes that are not sequential within their band are written to free
  * cache slots, found by a cursor that moves forward through the cache like
@@ -18,6 +20,8 @@
 #include <linux/slab.h>
 
 #include "smr-fault.h"
+#include <linux/list_sort.h>
+
 #include "dm-smr-dm.h"
 
 /* ------------------------------------------------------------------ */
@@ -251,6 +255,157 @@ void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 	*link = dm->slot_next[slot + n - 1];
 	smr_slot_free(dm, slot, n);
 	smr_band_lose(dm, band, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Which bands hold slots, in the orders the policies pick by.          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every band holding slots is in two structures, both kept as its slot
+ * count changes (under sc->lock): dm->dirty_list in (first_seq, band)
+ * order, which is fifo's, and a binary max-heap by (slots, -band), which
+ * is greedy's. A pick is then O(1), an update O(log bands).
+ */
+static bool smr_heap_before(struct smr_dm *dm, u32 a, u32 b)
+{
+	u32 sa = dm->bands[a].slots, sb = dm->bands[b].slots;
+
+	return sa > sb || (sa == sb && a < b);
+}
+
+static void smr_heap_set(struct smr_dm *dm, u32 pos, u32 band)
+{
+	dm->heap[pos] = band;
+	dm->bands[band].heap_pos = pos;
+}
+
+static void smr_heap_up(struct smr_dm *dm, u32 pos)
+{
+	u32 band = dm->heap[pos];
+
+	while (pos && smr_heap_before(dm, band, dm->heap[(pos - 1) / 2])) {
+		smr_heap_set(dm, pos, dm->heap[(pos - 1) / 2]);
+		pos = (pos - 1) / 2;
+	}
+	smr_heap_set(dm, pos, band);
+}
+
+static void smr_heap_down(struct smr_dm *dm, u32 pos)
+{
+	u32 band = dm->heap[pos];
+
+	for (;;) {
+		u32 c = 2 * pos + 1;
+
+		if (c >= dm->heap_len)
+			break;
+		if (c + 1 < dm->heap_len &&
+		    smr_heap_before(dm, dm->heap[c + 1], dm->heap[c]))
+			c++;
+		if (!smr_heap_before(dm, dm->heap[c], band))
+			break;
+		smr_heap_set(dm, pos, dm->heap[c]);
+		pos = c;
+	}
+	smr_heap_set(dm, pos, band);
+}
+
+/* Band @band's slot count changed: put it where it now belongs. */
+static void smr_heap_fix(struct smr_dm *dm, u32 band)
+{
+	struct smr_band *b = &dm->bands[band];
+	u32 pos = b->heap_pos, last;
+
+	if (pos == SMR_BAND_NONE) {
+		if (!b->slots)
+			return;
+		pos = dm->heap_len++;
+		smr_heap_set(dm, pos, band);
+		smr_heap_up(dm, pos);
+		return;
+	}
+	if (!b->slots) {
+		b->heap_pos = SMR_BAND_NONE;
+		last = dm->heap[--dm->heap_len];
+		if (pos == dm->heap_len)
+			return;
+		smr_heap_set(dm, pos, last);
+		band = last;
+	}
+	smr_heap_up(dm, pos);
+	smr_heap_down(dm, dm->bands[band].heap_pos);
+}
+
+/*
+ * Into the fifo list: a band that gains its first slot has the newest
+ * first_seq, so this walks back only past bands of the same first_seq
+ * and a higher number (writes allocated before the last was indexed).
+ */
+static void smr_fifo_insert(struct smr_dm *dm, struct smr_band *b)
+{
+	struct list_head *pos = dm->dirty_list.prev;
+
+	while (pos != &dm->dirty_list) {
+		struct smr_band *p = list_entry(pos, struct smr_band, dirty_node);
+
+		if (p->first_seq < b->first_seq ||
+		    (p->first_seq == b->first_seq && p < b))
+			break;
+		pos = pos->prev;
+	}
+	list_add(&b->dirty_node, pos);
+}
+
+/*
+ * Band @band gains the @n slots from @slot on, all holding its blocks
+ * (first_seq set by the caller if it held none). Under sc->lock.
+ */
+void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n)
+{
+	struct smr_band *b = &dm->bands[band];
+	u32 i;
+
+	for (i = n; i-- > 0;) {
+		dm->slot_next[slot + i] = b->slot_head;
+		b->slot_head = slot + i;
+	}
+	if (!b->slots) {
+		dm->dirty_bands++;
+		smr_fifo_insert(dm, b);
+	}
+	b->slots += n;
+	smr_heap_fix(dm, band);
+}
+
+/* Band @band gave back @n slots (already unlinked and freed). */
+void smr_band_lose(struct smr_dm *dm, u32 band, u32 n)
+{
+	struct smr_band *b = &dm->bands[band];
+
+	b->slots -= n;
+	if (!b->slots) {
+		dm->dirty_bands--;
+		list_del_init(&b->dirty_node);
+	}
+	smr_heap_fix(dm, band);
+}
+
+static int smr_fifo_cmp(void *priv, const struct list_head *a,
+			const struct list_head *b)
+{
+	struct smr_band *x = list_entry(a, struct smr_band, dirty_node);
+	struct smr_band *y = list_entry(b, struct smr_band, dirty_node);
+
+	if (x->first_seq != y->first_seq)
+		return x->first_seq < y->first_seq ? -1 : 1;
+	return x < y ? -1 : 1;
+}
+
+/* After a load set every band's first_seq: sort the fifo list once. */
+void smr_dm_order_bands(struct smr_dm *dm)
+{
+	list_sort(NULL, &dm->dirty_list, smr_fifo_cmp);
 }
 
 /*

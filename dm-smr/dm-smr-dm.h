@@ -243,6 +243,9 @@ struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b);
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot);
 void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n);
 void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n);
+void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n);
+void smr_band_lose(struct smr_dm *dm, u32 band, u32 n);
+void smr_dm_order_bands(struct smr_dm *dm);
 void smr_dm_levels(struct smr_target *sc);
 void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 			 sector_t sector);
@@ -251,9 +254,6 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 void smr_dm_nomem_work(struct work_struct *work);
 
 /* Defined in dm-smr-dm-clean.c */
-void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n);
-void smr_band_lose(struct smr_dm *dm, u32 band, u32 n);
-void smr_dm_order_bands(struct smr_dm *dm);
 extern const struct smr_clean_policy smr_clean_policies[];
 int smr_dm_parse_policy(const char *s, u64 *v);
 void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay);
