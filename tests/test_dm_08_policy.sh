@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 400
+# SLOW: 1
 #
 # Drive-managed dm-smr: each cleaning policy cleans the bands in the order
 # docs/dm-smr.rst gives it, read from smrd's clean_start events, both on
