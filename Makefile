@@ -3,7 +3,13 @@
 # dm-smr: out-of-tree device-mapper targets emulating shingled disks.
 #
 #   make                 build the modules against KDIR
-#   make install         modules_install + depmod (for KDIR's kernel)
+#   make install         what a test box needs: the modules (modules_install
+#                        + depmod, for KVER), then make -C userspace install
+#                        (smrd, smrctl, profiles, man pages, the systemd
+#                        unit, bash completion); PREFIX (/usr/local) and
+#                        DESTDIR are passed on
+#   make uninstall       removes the same: the modules' .ko files for KVER
+#                        (+ depmod), then make -C userspace uninstall
 #   make check           set up, build, run the userspace tests and the VM
 #                        suite on every kernel scripts/kernels.sh lists
 #                        (6.1 and 6.12 whole, the newest its smoke set)
@@ -27,8 +33,17 @@ KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
 	cut -d/ -f4; fi)
 KDIR ?= /lib/modules/$(KVER)/build
 PWD := $(shell pwd)
+PREFIX ?= /usr/local
+DESTDIR ?=
+# The modules go to /lib/modules/KVER/extra/{dm-smr,dm-caveat}/ on every
+# kernel (6.1's default; 6.12's would be updates/, beside DKMS's
+# updates/dkms/), compressed as that kernel's config says (.ko.xz on
+# 6.12). DESTDIR stages them, and depmod is then left to the package.
+INSTALL_MOD_DIR ?= extra
+MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+MODULES := dm-smr/dm-smr dm-caveat/dm-caveat
 
-.PHONY: all modules install clean check demo deps vm-check
+.PHONY: all modules install uninstall clean check demo deps vm-check
 
 all: modules
 
@@ -44,8 +59,18 @@ modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 
 install: modules
-	$(MAKE) -C $(KDIR) M=$(PWD) modules_install
-	depmod -a $(KVER)
+	$(MAKE) -C $(KDIR) M=$(PWD) modules_install INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR))
+	$(if $(DESTDIR),,depmod -a $(KVER))
+	$(MAKE) -C userspace install PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)"
+
+uninstall:
+	rm -f $(foreach m,$(MODULES),$(MODDIR)/$(m).ko $(MODDIR)/$(m).ko.*)
+	for d in $(dir $(MODULES)); do \
+		if [ -d "$(MODDIR)/$$d" ]; then rmdir --ignore-fail-on-non-empty "$(MODDIR)/$$d"; fi; \
+	done
+	$(if $(DESTDIR),,depmod -a $(KVER))
+	$(MAKE) -C userspace uninstall PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)"
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null || true

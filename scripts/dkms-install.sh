@@ -33,13 +33,20 @@ if [ -e "$tree" ] || [ -L "$tree" ]; then
 	dkms remove -m "$name" -v "$version" --all > /dev/null 2>&1 || true
 	rm -rf "$tree"
 fi
-# The sources DKMS needs, as a clean copy.
+# The sources DKMS needs, as a clean copy: the files git tracks or, with
+# no git (a fresh Debian has none) or no repository (a tarball), the same
+# set by name, leaving out what a build in this tree made.
 rm -rf "$src"
 mkdir -p "$src"
-git ls-files -z -- Kbuild Makefile dkms.conf compat common dm-smr dm-caveat 2>/dev/null |
-	xargs -0 cp --parents -t "$src" 2>/dev/null ||
-	cp -r --parents Kbuild Makefile dkms.conf compat common dm-smr/*.[ch] dm-smr/Kbuild \
+if command -v git > /dev/null && git ls-files --error-unmatch Kbuild > /dev/null 2>&1; then
+	git ls-files -z -- Kbuild Makefile dkms.conf compat common dm-smr dm-caveat |
+		xargs -0 cp --parents -t "$src"
+else
+	cp -r --parents Kbuild Makefile dkms.conf compat/probe.sh compat/*.h \
+		compat/probes compat/golden common/*.[ch] dm-smr/*.[ch] dm-smr/Kbuild \
 		dm-smr/uapi dm-caveat/*.[ch] dm-caveat/Kbuild dm-caveat/uapi "$src"
+	rm -f "$src"/dm-smr/*.mod.c "$src"/dm-caveat/*.mod.c
+fi
 rm -rf "$src/compat/generated"
 dkms add -m "$name" -v "$version" > /dev/null
 
