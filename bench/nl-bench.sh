@@ -74,7 +74,7 @@ median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]
 
 say "nl-bench: $(uname -r), $(nproc) cpus; drive-managed 512 MiB, 4 MiB bands, 32 MiB cache, idle_ms 0"
 say "fio randwrite 4 KiB, direct, libaio depth 4, ${RUNTIME}s per run, $ROUNDS rounds"
-"$SMRCTL" events --reset > /dev/null
+"$SMRCTL" event-stats --reset > /dev/null
 warm=$(run warmup) || { echo "nl-bench: fio failed" >&2; exit 1; }
 say "warm-up (fills the cache): $warm IOPS"
 : > "$WORK/q"; : > "$WORK/s"; : > "$WORK/r"
@@ -102,7 +102,7 @@ sm=$(median < "$WORK/s")
 rm_=$(median < "$WORK/r")
 say "median IOPS: nobody listening $qm, smrd attached $sm"
 say "ratio smrd/nobody: $rm_ (median of rounds; range $(sort -n "$WORK/r" | head -n1)..$(sort -n "$WORK/r" | tail -n1)); target >= 0.98"
-say "kernel event counters: $("$SMRCTL" events | grep dm-smr)"
+say "kernel event counters: $("$SMRCTL" event-stats --json | grep dm-smr)"
 "$SMRCTL" status $N --json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("device: rmw_fg %d, wa %.3f, errors %d" % (d["rmw_fg"], d["wa_milli"]/1000, d["errors"]))' | tee -a "$REPORT"
 [ -n "$OUT" ] && cp "$REPORT" "$OUT"
 exit 0

@@ -112,7 +112,7 @@ rc=$?
 assert_eq "unprivileged: status works" 0 "$rc"
 assert_eq "unprivileged: status lists both devices" "nl01cv nl01hm" \
 	"$(jq -r .device <<< "$out" | sort | tr '\n' ' ' | sed 's/ $//')"
-out=$(as_nobody "$SMRCTL" events --rate 7 2>&1)
+out=$(as_nobody "$SMRCTL" event-stats --rate 7 2>&1)
 rc=$?
 assert_eq "unprivileged: changing the event rate fails" 1 "$rc"
 case $out in
@@ -120,13 +120,13 @@ case $out in
 *) not_ok "unprivileged: the error says what is needed" "$out" ;;
 esac
 assert_eq "rate unchanged" "1000 1000" \
-	"$("$SMRCTL" events | jq -r .event_rate | tr '\n' ' ' | sed 's/ $//')"
+	"$("$SMRCTL" event-stats --json | jq -r .event_rate | tr '\n' ' ' | sed 's/ $//')"
 out=$(as_nobody "$SMRCTL" remove nl01hm 2>&1)
 assert_eq "unprivileged: remove refused" 1 "$?"
 diag "$out"
-check "root: changing the event rate works" "$SMRCTL" events --rate 500
-assert_eq "rate changed" "500 500" "$("$SMRCTL" events | jq -r .event_rate | tr '\n' ' ' | sed 's/ $//')"
-check "root: rate back to 1000" "$SMRCTL" events --rate 1000
+check "root: changing the event rate works" "$SMRCTL" event-stats --rate 500
+assert_eq "rate changed" "500 500" "$("$SMRCTL" event-stats --json | jq -r .event_rate | tr '\n' ' ' | sed 's/ $//')"
+check "root: rate back to 1000" "$SMRCTL" event-stats --rate 1000
 
 # --- malformed requests (as root, so SET reaches its policy) ---
 cv_py_out=$(python3 "$SMR_ROOT/tests/lib/nl_malformed.py" dm-smr dm-caveat 2>&1)

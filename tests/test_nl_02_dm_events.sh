@@ -178,10 +178,10 @@ case $out in *"not clean after"*) ok "timeout message" ;; *) not_ok "timeout mes
 check "wait for it" "$SMRCTL" wait-clean $N --timeout 300
 
 # --- rate limit: a flood is counted as dropped ---
-check "reset counters, rate 3/s" "$SMRCTL" events --rate 3 --reset
+check "reset counters, rate 3/s" "$SMRCTL" event-stats --rate 3 --reset
 check "burst 4: 26 MiB" burst 26
 check "wait-clean after burst 4" "$SMRCTL" wait-clean $N --timeout 300
-st=$("$SMRCTL" events | jq -c 'select(.family == "dm-smr")')
+st=$("$SMRCTL" event-stats --json | jq -c 'select(.family == "dm-smr")')
 diag "$st"
 sent=$(jq -r .events_sent <<< "$st")
 dropped=$(jq -r .events_dropped <<< "$st")
@@ -189,7 +189,7 @@ dropped=$(jq -r .events_dropped <<< "$st")
 	not_ok "events over the rate were dropped and counted" "$st"
 ev4=$(( $(grep -c . "$EV") ))
 diag "smrd lines: $ev4, kernel sent $sent"
-check "rate back to 1000" "$SMRCTL" events --rate 1000 --reset
+check "rate back to 1000" "$SMRCTL" event-stats --rate 1000 --reset
 assert_eq "the device still works: no I/O errors" 0 "$(status errors)"
 smrd_stop
 dmesg_check

@@ -205,6 +205,12 @@ enum smr_model model_parse(const char *s)
 	return MODEL_NONE;
 }
 
+int policy_valid(const char *s)
+{
+	return !strcmp(s, "fifo") || !strcmp(s, "greedy") ||
+		!strcmp(s, "cost-benefit");
+}
+
 /*
  * Drive-managed metadata (dm-smr-dm-md.c): superblock, then two 4 KiB slots
  * per table block; table blocks = 1 (intent) + one per 254 cache slots
@@ -353,8 +359,7 @@ static int table_dm(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " idle_ms %" PRId64, g->idle_ms);
 	}
 	if (g->policy[0]) {
-		if (strcmp(g->policy, "fifo") && strcmp(g->policy, "greedy") &&
-		    strcmp(g->policy, "cost-benefit")) {
+		if (!policy_valid(g->policy)) {
 			seterr(err, elen, "policy '%s': use fifo, greedy or cost-benefit",
 			       g->policy);
 			return -EINVAL;
@@ -383,6 +388,16 @@ static uint64_t hm_conv(const struct smr_geom *g, uint64_t nz)
 		return 0;
 	c = div_up(nz * g->conv_ppm, 1000000);
 	return c >= nz ? nz - 1 : c;
+}
+
+/* The most conventional zones @avail sectors hold beside one sequential. */
+static uint64_t hm_max_conv(uint64_t zs, uint64_t cap, uint64_t avail)
+{
+	uint64_t c = avail > cap ? (avail - cap) / zs : 0;
+
+	while (c && smr_hm_md_sectors(c + 1) + c * zs + cap > avail)
+		c--;
+	return c;
 }
 
 static int table_hm(const struct smr_geom *g, const char *dev,
@@ -421,11 +436,21 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 		nz = avail / cap;
 		for (; nz; nz--) {
 			conv = hm_conv(g, nz);
-			if (conv >= nz)
-				continue;
+			if (conv >= nz) {
+				nz = 0;	/* fewer zones, still none sequential */
+				break;
+			}
 			need = smr_hm_md_sectors(nz) + conv * zs + (nz - conv) * cap;
 			if (need <= avail)
 				break;
+		}
+		/* One sequential zone would fit: the count given is the problem. */
+		if (!nz && g->conv > 0 && smr_hm_md_sectors(1) + cap <= avail) {
+			seterr(err, elen, "%" PRId64 " conventional zones leave no sequential zone on the backing device (%s, zones of %s): use --conv %" PRIu64 " or fewer, or a larger --dev",
+			       g->conv, format_size(backing, b1, sizeof(b1)),
+			       format_size(g->zone, b2, sizeof(b2)),
+			       hm_max_conv(zs, cap, avail));
+			return -EINVAL;
 		}
 		if (!nz) {
 			seterr(err, elen, "backing device (%s) is too small for one zone of %s: use a larger --dev or a smaller --zone",
@@ -436,8 +461,8 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 	}
 	conv = hm_conv(g, nz);
 	if (conv >= nz) {
-		seterr(err, elen, "%" PRIu64 " conventional zones leave no sequential zone of %" PRIu64 ": use fewer --conv",
-		       conv, nz);
+		seterr(err, elen, "%" PRIu64 " conventional zones leave no sequential zone of the %" PRIu64 " that --size %s holds: use --conv %" PRIu64 " or fewer",
+		       conv, nz, format_size(g->size, b1, sizeof(b1)), nz - 1);
 		return -EINVAL;
 	}
 	need = smr_hm_md_sectors(nz) + conv * zs + (nz - conv) * cap;
@@ -605,8 +630,7 @@ static int profile_kv(struct smr_geom *g, const char *k, const char *v)
 	if (!strcmp(k, "idle_ms"))
 		return prof_int(v, &g->idle_ms);
 	if (!strcmp(k, "policy")) {
-		if (strcmp(v, "fifo") && strcmp(v, "greedy") &&
-		    strcmp(v, "cost-benefit"))
+		if (!policy_valid(v))
 			return -EINVAL;
 		snprintf(g->policy, sizeof(g->policy), "%s", v);
 		return 0;
@@ -778,29 +802,86 @@ uint64_t rec_u64(const struct rec *r, const char *key, uint64_t dflt)
 	return f && !f->is_str ? f->u : dflt;
 }
 
+/* Bytes of the well-formed UTF-8 sequence at @p (RFC 3629), or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (*p == 0xe0)
+		lo = 0xa0;
+	else if (*p == 0xed)
+		hi = 0x9f;	/* no UTF-16 surrogates */
+	else if (*p == 0xf0)
+		lo = 0x90;
+	else if (*p == 0xf4)
+		hi = 0x8f;	/* nothing past U+10FFFF */
+	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+		if (p[i] < lo || p[i] > hi)
+			return 0;
+	return n;
+}
+
+/*
+ * The next character of *@pp as it stands in a JSON string: itself, \"
+ * \\, \u00XX for a control character, or \ufffd for a byte that is not
+ * UTF-8 (a dm name may hold any byte). Advances *@pp.
+ */
+static const char *json_char(const unsigned char **pp, char esc[8])
+{
+	const unsigned char *p = *pp;
+	size_t n = *p < 0x80 ? 1 : utf8_len(p);
+
+	if (*p == '"' || *p == '\\')
+		snprintf(esc, 8, "\\%c", *p);
+	else if (*p < 0x20 || *p == 0x7f)
+		snprintf(esc, 8, "\\u%04x", *p);
+	else if (n)
+		snprintf(esc, 8, "%.*s", (int)n, (const char *)p);
+	else
+		snprintf(esc, 8, "\\ufffd");
+	*pp = p + (n ? n : 1);
+	return esc;
+}
+
 int json_string(const char *s, char *out, size_t len)
 {
-	size_t o = 0;
 	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, n;
+	char esc[8];
 
-#define PUT(c) do { if (o + 1 >= len) return -1; out[o++] = (c); } while (0)
-	PUT('"');
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			PUT('\\');
-			PUT(*p);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			if (o + 7 >= len)
-				return -1;
-			o += (size_t)snprintf(out + o, len - o, "\\u%04x", *p);
-		} else {
-			PUT(*p);
-		}
+	if (len < 3)
+		return -1;
+	out[o++] = '"';
+	while (*p) {
+		n = strlen(json_char(&p, esc));
+		if (o + n + 2 > len)
+			return -1;
+		memcpy(out + o, esc, n);
+		o += n;
 	}
-	PUT('"');
-#undef PUT
+	out[o++] = '"';
 	out[o] = 0;
 	return (int)o;
+}
+
+void json_fputs(const char *s, FILE *f)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char esc[8];
+
+	fputc('"', f);
+	while (*p)
+		fputs(json_char(&p, esc), f);
+	fputc('"', f);
 }
 
 int rec_to_json(const struct rec *r, double ts, char *buf, size_t len)

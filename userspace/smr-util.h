@@ -9,6 +9,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+/*
+ * The version smrctl and smrd print (--version): the project's, the same
+ * number as PACKAGE_VERSION in dkms.conf. Change both together
+ * (tests/unit/test_smrctl_cli.py checks that they agree), or have the
+ * build pass -DSMR_VERSION=\"X.Y.Z\".
+ */
+#ifndef SMR_VERSION
+#define SMR_VERSION "0.1.0"
+#endif
 
 /* ---------------------------------------------------------- sizes --- */
 
@@ -60,6 +71,8 @@ struct smr_geom {
 void geom_init(struct smr_geom *g);
 const char *model_name(enum smr_model m);
 enum smr_model model_parse(const char *s);
+/* A drive-managed cleaning policy: fifo, greedy or cost-benefit? */
+int policy_valid(const char *s);
 
 /*
  * The dm table line ("0 <len> <target> <args>") for @g over @dev, a
@@ -128,5 +141,7 @@ uint64_t rec_u64(const struct rec *r, const char *key, uint64_t dflt);
 int rec_to_json(const struct rec *r, double ts, char *buf, size_t len);
 /* A JSON string literal of @s (quotes included) into @out. */
 int json_string(const char *s, char *out, size_t len);
+/* The same on @f, whatever the length of @s. */
+void json_fputs(const char *s, FILE *f);
 
 #endif /* SMR_UTIL_H */

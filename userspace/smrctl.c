@@ -4,7 +4,10 @@
  * dm-caveat). Tables through libdevmapper, state through the modules'
  * generic netlink families, zone reports through libzbd. See smrctl(8).
  *
- * Exit status: 0 ok, 1 error (with a message saying what to do), 2 usage.
+ * Exit status: 0 ok, 1 error (with a message saying what to do), 2 usage
+ * (the command line itself is wrong: unknown command or option, missing or
+ * extra argument, a value that is not of its kind, an option another model
+ * takes). COMMAND --help prints that command's usage.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +37,24 @@
 
 #define EXIT_USAGE 2
 
+/* PREFIX/share/smrctl/profiles; the Makefile passes the PREFIX's. */
+#ifndef SMR_PROFILE_DIR
+#define SMR_PROFILE_DIR "/usr/local/share/smrctl/profiles"
+#endif
+
 static const char *prog = "smrctl";
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *args;	/* the usage line after the name */
+	const char *what;	/* what it does, who may run it */
+	const char *opts;	/* its options, a line each, or NULL */
+	const char *alias_of;	/* a deprecated name: the command's new one */
+};
+
+/* The command running: its usage on a usage error, its name in messages. */
+static const struct command *cur;
 
 static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void die(const char *fmt, ...)
@@ -49,33 +69,97 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-static void usage(FILE *f)
+/* The usage line; @full: what the command does and its options too. */
+static void cmd_usage(const struct command *c, FILE *f, int full)
 {
-	fprintf(f,
-"usage: smrctl COMMAND ...\n"
-"  create NAME --model drive-managed|host-managed|caveat --dev DEV\n"
-"         [--profile P] [--size SIZE] [--band SIZE] [--cache SIZE|N%%]\n"
-"         [--idle-ms N] [--policy fifo|greedy|cost-benefit] [--no-seq-bypass]\n"
-"         [--zone SIZE] [--zone-capacity SIZE] [--conv N] [--max-open N]\n"
-"         [--max-active N] [--did N] [--dnor N] [--block-size B]\n"
-"         [--unshingled N] [--format] [--dry-run]\n"
-"  remove NAME\n"
-"  status [NAME] [--json]          counters of every device (netlink dump)\n"
-"  watch [--json]                  events as they come\n"
-"  wait-clean NAME [--timeout S]   wait until background cleaning is done\n"
-"  clean NAME | policy NAME P      start cleaning now | change the policy\n"
-"  clear-stats NAME                zero a device's counters\n"
-"  zones NAME                      zone report (host-managed)\n"
-"  dump NAME [--json]              maybe-damaged extents (caveat)\n"
-"  profiles                        the drive profiles there are\n"
-"  events [--rate N] [--reset]     kernel event counters; set the rate limit\n"
-"SIZE takes K/M/G/T suffixes (binary). See smrctl(8).\n");
+	fprintf(f, "usage: %s %s%s%s\n", prog, c->name, c->args[0] ? " " : "", c->args);
+	if (!full) {
+		fprintf(f, "('%s %s --help' explains it and its options)\n", prog, c->name);
+		return;
+	}
+	fprintf(f, "%s\nOptions:\n%s  -h, --help             this help\n", c->what,
+		c->opts ? c->opts : "");
 }
 
-static void need_root(const char *what)
+/* The command line is wrong: say how, then the command's usage. */
+static void usage_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void usage_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s %s: ", prog, cur->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cmd_usage(cur, stderr, 0);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * getopt_long for a command: its arguments and options in any order; an
+ * unknown option or one without its value is a usage error.
+ */
+static int cmd_getopt(int argc, char **argv, const struct option *lo)
+{
+	int c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, ":", lo, NULL);
+	if (c == '?' && optopt)
+		usage_die("unknown option '-%c'", optopt);
+	if (c == '?')
+		usage_die("unknown option '%s'", argv[optind - 1]);
+	if (c == ':')
+		usage_die("option '%s' needs a value", argv[optind - 1]);
+	return c;
+}
+
+/* The arguments left after the options: from @min to @max of them. */
+static char **cmd_args(int argc, char **argv, int min, int max, const char *what)
+{
+	int n = argc - optind;
+
+	if (n < min)
+		usage_die("%s missing", what ? what : "an argument");
+	if (n > max)
+		usage_die("unexpected argument '%s'", argv[optind + max]);
+	return argv + optind;
+}
+
+static const struct option no_opts[] = { { NULL, 0, NULL, 0 } };
+static const struct option json_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void need_root_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void need_root_die(const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	die("%s needs root (%s): run it as root ('sudo %s %s ...')", cur->name, why,
+	    prog, cur->name);
+}
+
+static void need_root(void)
 {
 	if (geteuid())
-		die("%s needs root: run 'sudo %s'", what, what);
+		need_root_die("it changes device-mapper tables");
+}
+
+/* "KEY":"VALUE" after @sep, VALUE escaped (NULL: null). */
+static void json_kv(const char *sep, const char *key, const char *val)
+{
+	printf("%s\"%s\":", sep, key);
+	if (val)
+		json_fputs(val, stdout);
+	else
+		printf("null");
 }
 
 /* ------------------------------------------------------- device-mapper --- */
@@ -97,7 +181,7 @@ static void dm_log(int level, const char *file, int line, int dm_errno,
 	va_start(ap, fmt);
 	vsnprintf(dm_lastmsg, sizeof(dm_lastmsg), fmt, ap);
 	va_end(ap);
-	if (dm_errno)
+	if (dm_errno > 0)	/* -1 is "an error", no errno */
 		dm_lasterrno = dm_errno;
 }
 
@@ -106,15 +190,72 @@ static void dm_init(void)
 	dm_log_with_errno_init(dm_log);
 }
 
+/*
+ * libdevmapper gives no task (dm_task_create() is NULL) when it cannot
+ * open its control node, not only when out of memory: say which.
+ */
+static void dm_control_die(void) __attribute__((noreturn));
+static void dm_control_die(void)
+{
+	char path[PATH_MAX];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/control", dm_dir());
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		die("device-mapper: %s", dm_lastmsg[0] ? dm_lastmsg : "out of memory");
+	}
+	e = errno;
+	if (e == EACCES || e == EPERM)
+		need_root_die("cannot open %s: %s", path, strerror(e));
+	if (e == ENOENT || e == ENODEV || e == ENXIO)
+		die("device-mapper is not available (cannot open %s: %s): load dm-mod ('modprobe dm-mod' as root)",
+		    path, strerror(e));
+	die("cannot open %s: %s", path, strerror(e));
+}
+
+static struct dm_task *dm_task_new(int type)
+{
+	struct dm_task *dmt;
+
+	dm_lastmsg[0] = 0;
+	dm_lasterrno = 0;
+	dmt = dm_task_create(type);
+	if (!dmt)
+		dm_control_die();
+	return dmt;
+}
+
+/* Why dm_task_run() failed: the ioctl's errno, else the log's. */
+static int dm_task_err(struct dm_task *dmt)
+{
+	int e = dm_task_get_errno(dmt);
+
+	if (e <= 0)
+		e = dm_lasterrno > 0 ? dm_lasterrno : errno;
+	return e > 0 ? e : EIO;
+}
+
+/* A query failed: no permission, or what libdevmapper said. */
+static void dm_query_die(struct dm_task *dmt, const char *name)
+{
+	int e = dm_task_err(dmt);
+
+	if (e == EACCES || e == EPERM)
+		need_root_die("device-mapper queries need CAP_SYS_ADMIN: %s", strerror(e));
+	die("device-mapper query about '%s' failed: %s", name,
+	    dm_lastmsg[0] ? dm_lastmsg : strerror(e));
+}
+
 static int dm_exists(const char *name, struct dm_info *info)
 {
-	struct dm_task *dmt = dm_task_create(DM_DEVICE_INFO);
+	struct dm_task *dmt = dm_task_new(DM_DEVICE_INFO);
 	int ok;
 
-	if (!dmt)
-		die("out of memory");
-	ok = dm_task_set_name(dmt, name) && dm_task_run(dmt) &&
-		dm_task_get_info(dmt, info) && info->exists;
+	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt))
+		dm_query_die(dmt, name);
+	ok = dm_task_get_info(dmt, info) && info->exists;
 	dm_task_destroy(dmt);
 	return ok;
 }
@@ -122,12 +263,10 @@ static int dm_exists(const char *name, struct dm_info *info)
 /* The target type of @name's live table, or NULL. */
 static char *dm_target_of(const char *name)
 {
-	struct dm_task *dmt = dm_task_create(DM_DEVICE_TABLE);
+	struct dm_task *dmt = dm_task_new(DM_DEVICE_TABLE);
 	uint64_t start, len;
 	char *type = NULL, *params = NULL, *ret = NULL;
 
-	if (!dmt)
-		die("out of memory");
 	if (dm_task_set_name(dmt, name) && dm_task_run(dmt)) {
 		dm_get_next_target(dmt, NULL, &start, &len, &type, &params);
 		if (type)
@@ -191,21 +330,17 @@ static void check_smr_dev(const char *name, const char *want)
 /* Send a target message; returns the response (malloc'd, maybe ""). */
 static char *dm_message(const char *name, const char *msg)
 {
-	struct dm_task *dmt = dm_task_create(DM_DEVICE_TARGET_MSG);
+	struct dm_task *dmt = dm_task_new(DM_DEVICE_TARGET_MSG);
 	const char *resp;
 	char *ret;
 
-	if (!dmt)
-		die("out of memory");
-	dm_lastmsg[0] = 0;
-	dm_lasterrno = 0;
 	if (!dm_task_set_name(dmt, name) || !dm_task_set_sector(dmt, 0) ||
 	    !dm_task_set_message(dmt, msg) || !dm_task_run(dmt)) {
-		int e = dm_lasterrno ? dm_lasterrno : errno;
+		int e = dm_task_err(dmt);
 
 		dm_task_destroy(dmt);
 		if (e == EACCES || e == EPERM)
-			die("message '%s' to %s: permission denied: run as root", msg, name);
+			need_root_die("message '%s' to %s: %s", msg, name, strerror(e));
 		die("message '%s' to %s failed (%s): the kernel log says why ('dmesg | tail')",
 		    msg, name, dm_lastmsg[0] ? dm_lastmsg : strerror(e));
 	}
@@ -226,16 +361,12 @@ static int dm_load_create(const char *name, const char *table)
 	if (sscanf(table, "%" SCNu64 " %" SCNu64 " %31s %1023[^\n]", &start,
 		   &len, target, params) != 4)
 		die("internal error: bad table '%s'", table);
-	dmt = dm_task_create(DM_DEVICE_CREATE);
-	if (!dmt)
-		die("out of memory");
-	dm_lastmsg[0] = 0;
-	dm_lasterrno = 0;
+	dmt = dm_task_new(DM_DEVICE_CREATE);
 	ok = dm_task_set_name(dmt, name) &&
 		dm_task_add_target(dmt, start, len, target, params) &&
 		dm_task_set_cookie(dmt, &cookie, 0) &&
 		dm_task_run(dmt);
-	e = dm_lasterrno ? dm_lasterrno : errno;
+	e = ok ? 0 : dm_task_err(dmt);
 	dm_task_destroy(dmt);
 	if (cookie)
 		dm_udev_wait(cookie);
@@ -246,17 +377,13 @@ static int dm_load_create(const char *name, const char *table)
 
 static int dm_remove(const char *name)
 {
-	struct dm_task *dmt = dm_task_create(DM_DEVICE_REMOVE);
+	struct dm_task *dmt = dm_task_new(DM_DEVICE_REMOVE);
 	uint32_t cookie = 0;
 	int ok, e;
 
-	if (!dmt)
-		die("out of memory");
-	dm_lastmsg[0] = 0;
-	dm_lasterrno = 0;
 	ok = dm_task_set_name(dmt, name) && dm_task_retry_remove(dmt) &&
 		dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt);
-	e = dm_lasterrno ? dm_lasterrno : errno;
+	e = ok ? 0 : dm_task_err(dmt);
 	dm_task_destroy(dmt);
 	if (cookie)
 		dm_udev_wait(cookie);
@@ -302,15 +429,20 @@ static void profile_dir(char *out, size_t len)
 		struct stat st;
 
 		exe[n] = 0;
-		/* Beside the binary (the source tree), or PREFIX/share. */
+		/* Beside the binary: the source tree. */
 		snprintf(out, len, "%s/profiles", dirname(exe));
 		if (!stat(out, &st) && S_ISDIR(st.st_mode))
 			return;
+		/* Where make install put them (PREFIX it was built with). */
+		snprintf(out, len, "%s", SMR_PROFILE_DIR);
+		if (!stat(out, &st) && S_ISDIR(st.st_mode))
+			return;
+		/* A tree installed elsewhere (DESTDIR, moved): ../share. */
 		snprintf(out, len, "%s/../share/smrctl/profiles", exe);
 		if (!stat(out, &st) && S_ISDIR(st.st_mode))
 			return;
 	}
-	snprintf(out, len, "/usr/share/smrctl/profiles");
+	snprintf(out, len, "%s", SMR_PROFILE_DIR);
 }
 
 static void load_profile(const char *p, struct smr_geom *g)
@@ -329,12 +461,15 @@ static void load_profile(const char *p, struct smr_geom *g)
 		die("%s", err);
 }
 
-static int cmd_profiles(void)
+static int cmd_profiles(int argc, char **argv)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 300], err[512];
 	struct dirent **ents;
-	int n, i;
+	int n, i, json = 0;
 
+	while (cmd_getopt(argc, argv, json_opts) != -1)
+		json = 1;
+	cmd_args(argc, argv, 0, 0, NULL);
 	profile_dir(dir, sizeof(dir));
 	n = scandir(dir, &ents, NULL, alphasort);
 	if (n < 0)
@@ -343,16 +478,26 @@ static int cmd_profiles(void)
 	for (i = 0; i < n; i++) {
 		char *dot = strrchr(ents[i]->d_name, '.');
 		struct smr_geom g;
+		int bad;
 
 		if (dot && !strcmp(dot, ".profile")) {
 			geom_init(&g);
 			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
 			*dot = 0;
-			if (profile_load(path, &g, err, sizeof(err)))
+			bad = profile_load(path, &g, err, sizeof(err));
+			if (json) {
+				json_kv("{", "name", ents[i]->d_name);
+				json_kv(",", "path", path);
+				json_kv(",", "model", bad ? NULL : model_name(g.model));
+				json_kv(",", "description", bad ? NULL : g.description);
+				json_kv(",", "error", bad ? err : NULL);
+				printf("}\n");
+			} else if (bad) {
 				printf("%-22s (broken: %s)\n", ents[i]->d_name, err);
-			else
+			} else {
 				printf("%-22s %-14s %s\n", ents[i]->d_name,
 				       model_name(g.model), g.description);
+			}
 		}
 		free(ents[i]);
 	}
@@ -367,7 +512,7 @@ static uint64_t size_arg(const char *opt, const char *v)
 	uint64_t b;
 
 	if (parse_size(v, &b))
-		die("%s '%s': give a size like 4096, 32K, 256M, 1G", opt, v);
+		usage_die("%s '%s': give a size like 4096, 32K, 256M, 1G", opt, v);
 	return b;
 }
 
@@ -376,15 +521,31 @@ static int64_t int_arg(const char *opt, const char *v)
 	uint64_t x;
 
 	if (parse_u64(v, &x) || x > INT64_MAX)
-		die("%s '%s': give a non-negative whole number", opt, v);
+		usage_die("%s '%s': give a non-negative whole number", opt, v);
 	return (int64_t)x;
+}
+
+enum { O_MODEL = 256, O_DEV, O_PROFILE, O_SIZE, O_BAND, O_CACHE,
+       O_IDLE, O_POLICY, O_NOBYP, O_ZONE, O_ZCAP, O_CONV, O_MAXOPEN,
+       O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY };
+
+/* The model a create option is for; MODEL_NONE: every model. */
+static enum smr_model opt_model(int opt)
+{
+	switch (opt) {
+	case O_BAND: case O_CACHE: case O_IDLE: case O_POLICY: case O_NOBYP:
+		return MODEL_DRIVE_MANAGED;
+	case O_ZONE: case O_ZCAP: case O_CONV: case O_MAXOPEN: case O_MAXACT:
+		return MODEL_HOST_MANAGED;
+	case O_DID: case O_DNOR: case O_BS: case O_UNSH:
+		return MODEL_CAVEAT;
+	default:
+		return MODEL_NONE;
+	}
 }
 
 static int cmd_create(int argc, char **argv)
 {
-	enum { O_MODEL = 256, O_DEV, O_PROFILE, O_SIZE, O_BAND, O_CACHE,
-	       O_IDLE, O_POLICY, O_NOBYP, O_ZONE, O_ZCAP, O_CONV, O_MAXOPEN,
-	       O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY };
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, O_MODEL },
 		{ "dev", required_argument, NULL, O_DEV },
@@ -418,10 +579,7 @@ static int cmd_create(int argc, char **argv)
 	int c, i, ng = 0, dry = 0, fd, ret;
 
 	geom_init(&g);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == '?')
-			exit(EXIT_USAGE);
+	while ((c = cmd_getopt(argc, argv, opts)) != -1) {
 		if (c == O_DEV)
 			dev = optarg;
 		else if (c == O_PROFILE)
@@ -431,15 +589,11 @@ static int cmd_create(int argc, char **argv)
 		else if (ng < 64)
 			given[ng].opt = c, given[ng++].arg = optarg;
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "usage: smrctl create NAME --model M --dev DEV [options] (smrctl --help)\n");
-		exit(EXIT_USAGE);
-	}
-	name = argv[optind];
+	name = cmd_args(argc, argv, 1, 1, "the device NAME")[0];
 	if (strlen(name) >= 128 || strchr(name, '/') || !*name)
-		die("device name '%s': up to 127 characters, no '/'", name);
+		usage_die("device name '%s': up to 127 characters, no '/'", name);
 	if (!dev)
-		die("create needs the backing device: --dev /dev/sdX (a disk, partition, LV or loop device)");
+		usage_die("the backing device is missing: --dev /dev/sdX (a disk, partition, LV or loop device)");
 	if (profile)
 		load_profile(profile, &g);
 	for (i = 0; i < ng; i++) {
@@ -449,7 +603,7 @@ static int cmd_create(int argc, char **argv)
 		case O_MODEL:
 			g.model = model_parse(a);
 			if (g.model == MODEL_NONE)
-				die("--model '%s': use drive-managed, host-managed or caveat", a);
+				usage_die("--model '%s': use drive-managed, host-managed or caveat", a);
 			break;
 		case O_SIZE: g.size = size_arg("--size", a); break;
 		case O_BAND: g.band = size_arg("--band", a); break;
@@ -457,13 +611,17 @@ static int cmd_create(int argc, char **argv)
 			if (strchr(a, '%')) {
 				g.cache = 0;
 				if (parse_ppm(a, &g.cache_ppm))
-					die("--cache '%s': a size (1G) or a share of the size (1%%)", a);
+					usage_die("--cache '%s': a size (1G) or a share of the size (1%%)", a);
 			} else {
 				g.cache = size_arg("--cache", a);
 			}
 			break;
 		case O_IDLE: g.idle_ms = int_arg("--idle-ms", a); break;
-		case O_POLICY: snprintf(g.policy, sizeof(g.policy), "%s", a); break;
+		case O_POLICY:
+			if (!policy_valid(a))
+				usage_die("--policy '%s': use fifo, greedy or cost-benefit", a);
+			snprintf(g.policy, sizeof(g.policy), "%s", a);
+			break;
 		case O_NOBYP: g.seq_bypass = 0; break;
 		case O_ZONE: g.zone = size_arg("--zone", a); break;
 		case O_ZCAP: g.zone_cap = size_arg("--zone-capacity", a); break;
@@ -477,13 +635,27 @@ static int cmd_create(int argc, char **argv)
 
 			/* No silent truncation of 4G to 0 (the default). */
 			if (bs < 512 || bs > 65536)
-				die("--block-size '%s': a power of two from 512 to 65536", a);
+				usage_die("--block-size '%s': a power of two from 512 to 65536", a);
 			g.block_size = (uint32_t)bs;
 			break;
 		}
 		case O_UNSH: g.unshingled = int_arg("--unshingled", a); break;
 		case O_FORMAT: g.format = 1; break;
 		}
+	}
+	if (g.model == MODEL_NONE)
+		usage_die("which model? --model drive-managed|host-managed|caveat, or --profile P");
+	/* Not ignored: a --band on a caveat device is a mistake to point at. */
+	for (i = 0; i < ng; i++) {
+		enum smr_model m = opt_model(given[i].opt);
+		const struct option *o = opts;
+
+		if (m == MODEL_NONE || m == g.model)
+			continue;
+		while (o->val != given[i].opt)
+			o++;
+		usage_die("--%s does not apply to a %s device (it is a %s option): drop it, or use --model %s",
+			  o->name, model_name(g.model), model_name(m), model_name(m));
 	}
 	if (!realpath(dev, real))
 		die("backing device %s: %s", dev, strerror(errno));
@@ -513,7 +685,7 @@ sized:
 		printf("%s\n", table);
 		return 0;
 	}
-	need_root("smrctl create");
+	need_root();
 	dm_init();
 	if (dm_exists(name, &info))
 		die("a device named '%s' exists already: pick another name or 'smrctl remove %s'", name, name);
@@ -527,7 +699,7 @@ sized:
 		die("the backing device %s is busy (mounted, or used by another dm device?): free it first; table was: %s",
 		    real, table);
 	if (ret == -EACCES || ret == -EPERM)
-		die("permission denied: run as root");
+		need_root_die("loading a table: %s", strerror(-ret));
 	if (ret)
 		die("the kernel refused the table '%s' (%s): 'dmesg | tail' says why (geometry mismatch with what is on %s? add --format to start over)",
 		    table, dm_lastmsg[0] ? dm_lastmsg : strerror(-ret), real);
@@ -541,27 +713,26 @@ sized:
 static int cmd_remove(int argc, char **argv)
 {
 	struct dm_info info;
+	const char *name;
 	int ret;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: smrctl remove NAME\n");
-		exit(EXIT_USAGE);
-	}
-	need_root("smrctl remove");
-	argv[1] = (char *)dev_arg(argv[1]);
+	while (cmd_getopt(argc, argv, no_opts) != -1)
+		;
+	name = dev_arg(cmd_args(argc, argv, 1, 1, "the device NAME")[0]);
+	need_root();
 	dm_init();
-	check_smr_dev(argv[1], NULL);
-	if (!dm_exists(argv[1], &info))
-		die("no device '%s'", argv[1]);
+	check_smr_dev(name, NULL);
+	if (!dm_exists(name, &info))
+		die("no device '%s'", name);
 	if (info.open_count)
 		die("%s is busy (open %d times): unmount it or stop what uses it ('fuser -vm /dev/mapper/%s')",
-		    argv[1], info.open_count, argv[1]);
-	ret = dm_remove(argv[1]);
+		    name, info.open_count, name);
+	ret = dm_remove(name);
 	if (ret == -EBUSY)
 		die("%s is busy: unmount it or stop what uses it ('fuser -vm /dev/mapper/%s')",
-		    argv[1], argv[1]);
+		    name, name);
 	if (ret)
-		die("removing %s failed: %s", argv[1], dm_lastmsg[0] ? dm_lastmsg : strerror(-ret));
+		die("removing %s failed: %s", name, dm_lastmsg[0] ? dm_lastmsg : strerror(-ret));
 	return 0;
 }
 
@@ -572,19 +743,11 @@ struct status_ctx {
 	int n;
 };
 
-static int status_cb(const struct rec *r, void *arg)
+/* A record's fields, a line each (wa_milli as wa). */
+static void print_fields(const struct rec *r)
 {
-	struct status_ctx *s = arg;
-	char buf[4096];
 	int i;
 
-	s->n++;
-	if (s->json) {
-		if (rec_to_json(r, -1, buf, sizeof(buf)) > 0)
-			printf("%s\n", buf);
-		return 0;
-	}
-	printf("%s (%u:%u) %s\n", r->device, r->major, r->minor, r->family);
 	for (i = 0; i < r->nf; i++) {
 		if (r->f[i].is_str)
 			printf("  %-22s %s\n", r->f[i].key, r->f[i].s);
@@ -594,6 +757,30 @@ static int status_cb(const struct rec *r, void *arg)
 		else
 			printf("  %-22s %" PRIu64 "\n", r->f[i].key, r->f[i].u);
 	}
+}
+
+/* A record as one JSON line. */
+static void print_json(const struct rec *r, double ts)
+{
+	char buf[32768];	/* 48 fields, every byte escaped */
+
+	if (rec_to_json(r, ts, buf, sizeof(buf)) < 0)
+		die("internal error: a %s record does not fit %zu bytes of JSON",
+		    r->family, sizeof(buf));
+	printf("%s\n", buf);
+}
+
+static int status_cb(const struct rec *r, void *arg)
+{
+	struct status_ctx *s = arg;
+
+	s->n++;
+	if (s->json) {
+		print_json(r, -1);
+		return 0;
+	}
+	printf("%s (%u:%u) %s\n", r->device, r->major, r->minor, r->family);
+	print_fields(r);
 	return 0;
 }
 
@@ -612,18 +799,12 @@ static int cmd_status(int argc, char **argv)
 	struct status_ctx s = { 0 };
 	const char *name = NULL;
 	struct smrnl n;
-	int i, fam, ret, found = 0;
+	int fam, ret, found = 0;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			s.json = 1;
-		else if (argv[i][0] != '-' && !name)
-			name = dev_arg(argv[i]);
-		else {
-			fprintf(stderr, "usage: smrctl status [NAME] [--json]\n");
-			exit(EXIT_USAGE);
-		}
-	}
+	while (cmd_getopt(argc, argv, json_opts) != -1)
+		s.json = 1;
+	if (optind < argc)
+		name = dev_arg(cmd_args(argc, argv, 0, 1, NULL)[0]);
 	nl_open_or_die(&n);
 	for (fam = 0; fam < NR_FAMS; fam++) {
 		if (n.fam[fam] < 0)
@@ -642,24 +823,30 @@ static int cmd_status(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_events(int argc, char **argv)
+/* The families' event counters and rate (not the events: that is watch). */
+static int cmd_event_stats(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "reset", no_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* The old name printed JSON only; scripts parse it. */
+	int json = cur->alias_of != NULL, reset = 0, c, fam, ret;
 	int64_t rate = -1;
-	int reset = 0, i, fam, ret;
 	struct smrnl n;
 	struct rec r;
-	char buf[1024];
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--rate") && i + 1 < argc)
-			rate = int_arg("--rate", argv[++i]);
-		else if (!strcmp(argv[i], "--reset"))
+	while ((c = cmd_getopt(argc, argv, opts)) != -1) {
+		if (c == 'j')
+			json = 1;
+		else if (c == 'r')
+			rate = int_arg("--rate", optarg);
+		else
 			reset = 1;
-		else {
-			fprintf(stderr, "usage: smrctl events [--rate N] [--reset]\n");
-			exit(EXIT_USAGE);
-		}
 	}
+	cmd_args(argc, argv, 0, 0, NULL);
 	nl_open_or_die(&n);
 	for (fam = 0; fam < NR_FAMS; fam++) {
 		if (n.fam[fam] < 0)
@@ -674,8 +861,12 @@ static int cmd_events(int argc, char **argv)
 		if (ret)
 			die("%s: %s", smrnl_family_name[fam], smrnl_strerror(ret));
 		snprintf(r.device, sizeof(r.device), "%s", "");
-		if (rec_to_json(&r, -1, buf, sizeof(buf)) > 0)
-			printf("%s\n", buf);
+		if (json) {
+			print_json(&r, -1);
+		} else {
+			printf("%s\n", smrnl_family_name[fam]);
+			print_fields(&r);
+		}
 	}
 	smrnl_close(&n);
 	return 0;
@@ -687,15 +878,14 @@ static int watch_json;
 
 static int watch_cb(const struct rec *r, void *arg)
 {
-	char buf[4096];
+	char buf[64];
 	struct timespec ts;
 	int i;
 
 	(void)arg;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (watch_json) {
-		if (rec_to_json(r, ts.tv_sec + ts.tv_nsec / 1e9, buf, sizeof(buf)) > 0)
-			printf("%s\n", buf);
+		print_json(r, ts.tv_sec + ts.tv_nsec / 1e9);
 	} else {
 		struct tm tm;
 
@@ -720,12 +910,9 @@ static int cmd_watch(int argc, char **argv)
 	struct pollfd p;
 	int ret;
 
-	if (argc == 2 && !strcmp(argv[1], "--json"))
+	while (cmd_getopt(argc, argv, json_opts) != -1)
 		watch_json = 1;
-	else if (argc != 1) {
-		fprintf(stderr, "usage: smrctl watch [--json]\n");
-		exit(EXIT_USAGE);
-	}
+	cmd_args(argc, argv, 0, 0, NULL);
 	ret = smrnl_ev_open(&e, watch_cb, NULL);
 	if (ret)
 		die("cannot open a generic netlink socket: %s", strerror(-ret));
@@ -792,32 +979,24 @@ static double mono(void)
 
 static int cmd_wait_clean(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct wc_ctx w = { 0 };
 	double timeout = -1, t0 = mono(), left;
 	struct smrnl_ev e;
 	struct pollfd p;
-	int ret, i;
+	char *end;
+	int ret;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			char *end;
-
-			timeout = strtod(argv[++i], &end);
-			/* strtod takes "nan" and "inf": neither is a timeout. */
-			if (end == argv[i] || *end || !isfinite(timeout) ||
-			    timeout < 0)
-				die("--timeout '%s': seconds, e.g. 600", argv[i]);
-		} else if (argv[i][0] != '-' && !w.name) {
-			w.name = dev_arg(argv[i]);
-		} else {
-			fprintf(stderr, "usage: smrctl wait-clean NAME [--timeout S]\n");
-			exit(EXIT_USAGE);
-		}
+	while (cmd_getopt(argc, argv, opts) != -1) {
+		timeout = strtod(optarg, &end);
+		/* strtod takes "nan" and "inf": neither is a timeout. */
+		if (end == optarg || *end || !isfinite(timeout) || timeout < 0)
+			usage_die("--timeout '%s': seconds, e.g. 600", optarg);
 	}
-	if (!w.name) {
-		fprintf(stderr, "usage: smrctl wait-clean NAME [--timeout S]\n");
-		exit(EXIT_USAGE);
-	}
+	w.name = dev_arg(cmd_args(argc, argv, 1, 1, "the device NAME")[0]);
 	/* Listen first, then look: an event between the two is not lost. */
 	ret = smrnl_ev_open(&e, wc_event, &w);
 	if (ret)
@@ -864,27 +1043,33 @@ static int cmd_wait_clean(int argc, char **argv)
 
 /* ------------------------------------------------- messages, zones ... --- */
 
-static int cmd_message(int argc, char **argv, const char *what)
+/* clean, policy, clear-stats: a target message. */
+static int cmd_message(int argc, char **argv)
 {
-	char msg[128];
+	const char *what = cur->name, *name, *policy = NULL;
+	int is_policy = !strcmp(what, "policy");
+	char msg[128], **args;
 	char *resp;
 
-	if ((!strcmp(what, "policy") && argc != 3) ||
-	    (strcmp(what, "policy") && argc != 2)) {
-		fprintf(stderr, "usage: smrctl %s NAME%s\n", what,
-			!strcmp(what, "policy") ? " fifo|greedy|cost-benefit" : "");
-		exit(EXIT_USAGE);
+	while (cmd_getopt(argc, argv, no_opts) != -1)
+		;
+	args = cmd_args(argc, argv, 1 + is_policy, 1 + is_policy,
+			is_policy ? "NAME and POLICY" : "the device NAME");
+	name = dev_arg(args[0]);
+	if (is_policy) {
+		policy = args[1];
+		if (!policy_valid(policy))
+			usage_die("policy '%s': use fifo, greedy or cost-benefit", policy);
 	}
-	argv[1] = (char *)dev_arg(argv[1]);
 	dm_init();
-	check_smr_dev(argv[1], strcmp(what, "clear-stats") ? "smr" : NULL);
-	if (!strcmp(what, "policy"))
-		snprintf(msg, sizeof(msg), "policy %s", argv[2]);
+	check_smr_dev(name, strcmp(what, "clear-stats") ? "smr" : NULL);
+	if (is_policy)
+		snprintf(msg, sizeof(msg), "policy %s", policy);
 	else if (!strcmp(what, "clear-stats"))
 		snprintf(msg, sizeof(msg), "clear_stats");
 	else
 		snprintf(msg, sizeof(msg), "clean");
-	resp = dm_message(argv[1], msg);
+	resp = dm_message(name, msg);
 	if (*resp)
 		printf("%s\n", resp);
 	free(resp);
@@ -892,12 +1077,28 @@ static int cmd_message(int argc, char **argv, const char *what)
 }
 
 #ifndef HAVE_LIBZBD
-static int cmd_zones(int argc, char **argv)
+static void zone_report(const char *name, int json)
 {
-	die("built without libzbd: install libzbd-dev and rebuild, or use 'blkzone report /dev/mapper/NAME'");
+	die("built without libzbd: install libzbd-dev and rebuild, or use 'blkzone report /dev/mapper/%s'",
+	    name);
 }
 #else
-static int cmd_zones(int argc, char **argv)
+static const char *zone_cond(unsigned int cond)
+{
+	switch (cond) {	/* as blkzone(8) abbreviates them */
+	case ZBD_ZONE_COND_NOT_WP: return "nw";
+	case ZBD_ZONE_COND_EMPTY: return "em";
+	case ZBD_ZONE_COND_IMP_OPEN: return "oi";
+	case ZBD_ZONE_COND_EXP_OPEN: return "oe";
+	case ZBD_ZONE_COND_CLOSED: return "cl";
+	case ZBD_ZONE_COND_READONLY: return "ro";
+	case ZBD_ZONE_COND_FULL: return "fu";
+	case ZBD_ZONE_COND_OFFLINE: return "of";
+	default: return "?";
+	}
+}
+
+static void zone_report(const char *name, int json)
 {
 	char path[PATH_MAX];
 	struct zbd_info info;
@@ -905,73 +1106,71 @@ static int cmd_zones(int argc, char **argv)
 	unsigned int nr = 0, i;
 	int fd;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: smrctl zones NAME\n");
-		exit(EXIT_USAGE);
-	}
-	snprintf(path, sizeof(path), "/dev/mapper/%s", dev_arg(argv[1]));
+	snprintf(path, sizeof(path), "/dev/mapper/%s", name);
 	zbd_set_log_level(ZBD_LOG_NONE);
 	fd = zbd_open(path, O_RDONLY, &info);
 	if (fd < 0) {
 		if (access(path, F_OK))
 			die("%s does not exist ('smrctl status' lists the devices)", path);
 		if (access(path, R_OK))
-			die("cannot open %s: permission denied: run as root", path);
+			need_root_die("cannot open %s: %s", path, strerror(EACCES));
 		die("%s is not a zoned device: zone reports are for host-managed devices", path);
 	}
 	if (zbd_list_zones(fd, 0, 0, ZBD_RO_ALL, &z, &nr)) {
 		zbd_close(fd);
 		die("zone report of %s failed: %s", path, strerror(errno));
 	}
-	printf("%s: %u zones of %llu sectors, max open %u, max active %u\n", path,
-	       info.nr_zones, info.zone_size >> 9, info.max_nr_open_zones,
-	       info.max_nr_active_zones);
-	printf("%12s %10s %10s %12s %-4s %s\n", "start", "len", "cap", "wp", "type", "cond");
-	for (i = 0; i < nr; i++) {
-		const char *cond;
-
-		switch (z[i].cond) {
-		case ZBD_ZONE_COND_NOT_WP: cond = "nw"; break;
-		case ZBD_ZONE_COND_EMPTY: cond = "em"; break;
-		case ZBD_ZONE_COND_IMP_OPEN: cond = "oi"; break;
-		case ZBD_ZONE_COND_EXP_OPEN: cond = "oe"; break;
-		case ZBD_ZONE_COND_CLOSED: cond = "cl"; break;
-		case ZBD_ZONE_COND_READONLY: cond = "ro"; break;
-		case ZBD_ZONE_COND_FULL: cond = "fu"; break;
-		case ZBD_ZONE_COND_OFFLINE: cond = "of"; break;
-		default: cond = "?"; break;
-		}
-		printf("%12llu %10llu %10llu %12llu %-4s %s\n", z[i].start >> 9,
-		       z[i].len >> 9, z[i].capacity >> 9, z[i].wp >> 9,
-		       z[i].type == ZBD_ZONE_TYPE_CNV ? "conv" : "seq", cond);
+	if (json) {
+		json_kv("{", "device", name);
+		json_kv(",", "path", path);
+		printf(",\"nr_zones\":%u,\"zone_sectors\":%llu,\"max_open\":%u,\"max_active\":%u,\"zones\":[",
+		       info.nr_zones, info.zone_size >> 9, info.max_nr_open_zones,
+		       info.max_nr_active_zones);
+	} else {
+		printf("%s: %u zones of %llu sectors, max open %u, max active %u\n", path,
+		       info.nr_zones, info.zone_size >> 9, info.max_nr_open_zones,
+		       info.max_nr_active_zones);
+		printf("%12s %10s %10s %12s %-4s %s\n", "start", "len", "cap", "wp", "type", "cond");
 	}
+	for (i = 0; i < nr; i++) {
+		const char *type = z[i].type == ZBD_ZONE_TYPE_CNV ? "conv" : "seq";
+
+		if (json)
+			printf("%s{\"start\":%llu,\"len\":%llu,\"capacity\":%llu,\"wp\":%llu,\"type\":\"%s\",\"cond\":\"%s\"}",
+			       i ? "," : "", z[i].start >> 9, z[i].len >> 9,
+			       z[i].capacity >> 9, z[i].wp >> 9, type, zone_cond(z[i].cond));
+		else
+			printf("%12llu %10llu %10llu %12llu %-4s %s\n", z[i].start >> 9,
+			       z[i].len >> 9, z[i].capacity >> 9, z[i].wp >> 9, type,
+			       zone_cond(z[i].cond));
+	}
+	if (json)
+		printf("]}\n");
 	free(z);
 	zbd_close(fd);
-	return 0;
 }
 #endif
+
+static int cmd_zones(int argc, char **argv)
+{
+	int json = 0;
+
+	while (cmd_getopt(argc, argv, json_opts) != -1)
+		json = 1;
+	zone_report(dev_arg(cmd_args(argc, argv, 1, 1, "the device NAME")[0]), json);
+	return 0;
+}
 
 static int cmd_dump(int argc, char **argv)
 {
 	uint64_t nr_blocks = 0, start = 0, a, l, total = 0, ext = 0;
-	int json = 0, i, first = 1;
-	const char *name = NULL;
+	int json = 0, first = 1;
+	const char *name;
 	char msg[96], *resp, *tok, *save, *p;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (argv[i][0] != '-' && !name)
-			name = dev_arg(argv[i]);
-		else {
-			fprintf(stderr, "usage: smrctl dump NAME [--json]\n");
-			exit(EXIT_USAGE);
-		}
-	}
-	if (!name) {
-		fprintf(stderr, "usage: smrctl dump NAME [--json]\n");
-		exit(EXIT_USAGE);
-	}
+	while (cmd_getopt(argc, argv, json_opts) != -1)
+		json = 1;
+	name = dev_arg(cmd_args(argc, argv, 1, 1, "the device NAME")[0]);
 	dm_init();
 	check_smr_dev(name, "caveat");
 	resp = dm_message(name, "modsense");
@@ -979,8 +1178,10 @@ static int cmd_dump(int argc, char **argv)
 	if (!p || sscanf(p, "capacity %" SCNu64, &nr_blocks) != 1)
 		die("unexpected modsense reply from %s: '%s'", name, resp);
 	free(resp);
-	if (json)
-		printf("{\"device\":\"%s\",\"capacity\":%" PRIu64 ",\"damaged\":[", name, nr_blocks);
+	if (json) {
+		json_kv("{", "device", name);
+		printf(",\"capacity\":%" PRIu64 ",\"damaged\":[", nr_blocks);
+	}
 	else
 		printf("# maybe-damaged extents of %s (blocks): start length\n", name);
 	while (start < nr_blocks) {
@@ -1019,43 +1220,138 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------- main --- */
+
+static const struct command commands[] = {
+	{ "create", cmd_create,
+	  "NAME --model drive-managed|host-managed|caveat --dev DEV [options]",
+	  "Create the emulated SMR disk /dev/mapper/NAME over DEV (root; --dry-run is not).",
+	  "  --model M              drive-managed (dm), host-managed (hm) or caveat\n"
+	  "  --dev DEV              the backing device (an image file too, with --dry-run)\n"
+	  "  --profile P            start from profile P (smrctl profiles, or a path)\n"
+	  "  --size SIZE            capacity (default: as much as DEV holds)\n"
+	  "  --format               start over: the target formats DEV\n"
+	  "  --dry-run              print the table line and stop\n"
+	  " drive-managed:\n"
+	  "  --band SIZE            band size, 1M to 256M\n"
+	  "  --cache SIZE|N%        persistent cache (default 1% of the size, a band at least)\n"
+	  "  --idle-ms N            idleness before background cleaning (0: none)\n"
+	  "  --policy P             cleaning policy: fifo, greedy or cost-benefit\n"
+	  "  --no-seq-bypass        sequential writes go through the cache too\n"
+	  " host-managed:\n"
+	  "  --zone SIZE            zone size, a power of two\n"
+	  "  --zone-capacity SIZE   usable part of a sequential zone\n"
+	  "  --conv N               conventional zones\n"
+	  "  --max-open N           open zone limit\n"
+	  "  --max-active N         active zone limit\n"
+	  " caveat:\n"
+	  "  --did N                blocks after a write it may damage (DID)\n"
+	  "  --dnor N               blocks from a write's start it never damages (DNOR)\n"
+	  "  --block-size B         512 to 65536 (default 4096)\n"
+	  "  --unshingled N         blocks of undamageable region at the start\n"
+	  " SIZE takes K, M, G, T (binary) or s (sectors). Options override the profile;\n"
+	  " an option of another model is refused.\n", NULL },
+	{ "remove", cmd_remove, "NAME",
+	  "Remove the smr or caveat device NAME (root). Refused while it is open.", NULL, NULL },
+	{ "status", cmd_status, "[NAME] [--json]",
+	  "Counters of every smr and caveat device, or of NAME (netlink; any user).",
+	  "  --json                 one JSON object per device, a line each\n", NULL },
+	{ "watch", cmd_watch, "[--json]",
+	  "Follow the devices' events as they happen, until interrupted (any user).",
+	  "  --json                 one JSON object per event, a line each, with \"ts\"\n", NULL },
+	{ "wait-clean", cmd_wait_clean, "NAME [--timeout S]",
+	  "Wait until drive-managed NAME is idle with an empty cache (any user).",
+	  "  --timeout S            give up after S seconds (exit 1)\n", NULL },
+	{ "clean", cmd_message, "NAME",
+	  "Clean every band of drive-managed NAME now, in the background (root).", NULL, NULL },
+	{ "policy", cmd_message, "NAME fifo|greedy|cost-benefit",
+	  "Change the cleaning policy of drive-managed NAME (root).", NULL, NULL },
+	{ "clear-stats", cmd_message, "NAME", "Zero the counters of NAME (root).", NULL, NULL },
+	{ "zones", cmd_zones, "NAME [--json]",
+	  "Zone report of host-managed NAME (root, or read access to /dev/mapper/NAME).",
+	  "  --json                 one JSON object, the zones in \"zones\"\n", NULL },
+	{ "dump", cmd_dump, "NAME [--json]",
+	  "The maybe-damaged extents of caveat NAME, in blocks (root).",
+	  "  --json                 one JSON object, the extents in \"damaged\"\n", NULL },
+	{ "profiles", cmd_profiles, "[--json]", "The drive profiles create --profile takes (any user).",
+	  "  --json                 one JSON object per profile, a line each\n", NULL },
+	{ "event-stats", cmd_event_stats, "[--json] [--rate N] [--reset]",
+	  "Each family's event counters (sent, dropped) and rate limit; watch shows\n"
+	  "the events themselves (any user; --rate and --reset need CAP_NET_ADMIN).",
+	  "  --json                 one JSON object per family, a line each\n"
+	  "  --rate N               events per second a family may send (0: none)\n"
+	  "  --reset                zero the sent and dropped counters\n", NULL },
+	/* The old name, for scripts: JSON by default, as it always printed. */
+	{ "events", cmd_event_stats, "[--json] [--rate N] [--reset]",
+	  "Deprecated name of event-stats, printing JSON as it always did.",
+	  "  --rate N, --reset      as event-stats\n", "event-stats" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: %s COMMAND [ARGS]   (%s COMMAND --help: its options)\n"
+		"       %s --version\n", prog, prog, prog);
+	for (i = 0; i < NR_COMMANDS; i++)
+		if (!commands[i].alias_of)
+			fprintf(f, "  %s %s\n", commands[i].name, commands[i].args);
+	fprintf(f, "See smrctl(8).\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static int is_help(const char *a)
+{
+	return !strcmp(a, "-h") || !strcmp(a, "--help");
+}
+
 int main(int argc, char **argv)
 {
-	const char *cmd;
+	int i;
 
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	cmd = argv[1];
-	argc--;
-	argv++;
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-		usage(stdout);
+	if (is_help(argv[1]) || !strcmp(argv[1], "help")) {
+		cur = argc > 2 ? find_command(argv[2]) : NULL;
+		if (cur)
+			cmd_usage(cur, stdout, 1);
+		else
+			usage(stdout);
 		return 0;
 	}
-	if (!strcmp(cmd, "create"))
-		return cmd_create(argc, argv);
-	if (!strcmp(cmd, "remove"))
-		return cmd_remove(argc, argv);
-	if (!strcmp(cmd, "status"))
-		return cmd_status(argc, argv);
-	if (!strcmp(cmd, "watch"))
-		return cmd_watch(argc, argv);
-	if (!strcmp(cmd, "wait-clean"))
-		return cmd_wait_clean(argc, argv);
-	if (!strcmp(cmd, "clean") || !strcmp(cmd, "policy") ||
-	    !strcmp(cmd, "clear-stats"))
-		return cmd_message(argc, argv, cmd);
-	if (!strcmp(cmd, "zones"))
-		return cmd_zones(argc, argv);
-	if (!strcmp(cmd, "dump"))
-		return cmd_dump(argc, argv);
-	if (!strcmp(cmd, "profiles"))
-		return cmd_profiles();
-	if (!strcmp(cmd, "events"))
-		return cmd_events(argc, argv);
-	fprintf(stderr, "smrctl: unknown command '%s'\n", cmd);
-	usage(stderr);
-	return EXIT_USAGE;
+	if (!strcmp(argv[1], "--version")) {
+		printf("%s (dm-smr) %s\n", prog, SMR_VERSION);
+		return 0;
+	}
+	cur = find_command(argv[1]);
+	if (!cur) {
+		fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	argc--;
+	argv++;
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (is_help(argv[i])) {
+			cmd_usage(cur, stdout, 1);
+			return 0;
+		}
+	}
+	if (cur->alias_of)
+		fprintf(stderr, "%s: '%s' is deprecated: use '%s %s' (add --json for this output)\n",
+			prog, cur->name, prog, cur->alias_of);
+	return cur->fn(argc, argv);
 }

@@ -457,6 +457,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: smrd [--json FILE|-] [--metrics 127.0.0.1:PORT]\n"
+		"       smrd --help | --version\n"
 		"  Reports dm-smr and dm-caveat events as JSON lines (stdout by\n"
 		"  default). SIGUSR1: summary on stderr and as \"summary\" lines;\n"
 		"  SIGHUP: reopen the --json file. See smrd(8).\n");
@@ -487,6 +488,7 @@ int main(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *metrics = NULL;
@@ -499,6 +501,7 @@ int main(int argc, char **argv)
 		case 'j': json_path = optarg; break;
 		case 'm': metrics = optarg; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("smrd (dm-smr) %s\n", SMR_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}

@@ -195,6 +195,26 @@ static void test_tables(void)
 	g.size = GiB - 16 * MiB;
 	ok(smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err)) &&
 	   strstr(err, "no sequential zone"), "hm all-conventional refused (%s)", err);
+	/* Too many conventional zones is not a backing device too small. */
+	geom_init(&g);
+	g.model = MODEL_HOST_MANAGED;
+	g.zone = 16 * MiB;
+	g.conv = 100;
+	ok(smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "no sequential zone") && strstr(err, "--conv 62 or fewer") &&
+	   !strstr(err, "too small"), "hm auto size: too many --conv named as such (%s)", err);
+	g.conv = 62;
+	r = smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err));
+	ok(!r && strstr(t, " conv_zones 62"), "hm auto size: the largest --conv it names fits (%s)",
+	   r ? err : t);
+	g.conv = 0;
+	ok(smr_compute_table(&g, "/dev/sdb", MiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "too small for one zone"), "hm backing too small for a zone (%s)", err);
+	g.conv = 64;
+	g.size = 512 * MiB;
+	ok(smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "no sequential zone of the 32") && strstr(err, "--conv 31 or fewer"),
+	   "hm --size: too many --conv names the most there can be (%s)", err);
 	ok(smr_hm_md_sectors(508) == 2048 && smr_hm_md_sectors(508 * 200) == 4096,
 	   "hm metadata: 1 MiB up to 63 table blocks, then 2 MiB");
 
@@ -313,6 +333,26 @@ static void test_json(void)
 	n = rec_to_json(&r, -1, buf, sizeof(buf));
 	ok(n > 0 && strstr(buf, "\"device\":\"we\\\"ird\\\\na\\u0009me\\u0001\""),
 	   "device names are escaped (%s)", buf);
+	{
+		/* Each escape, UTF-8 kept, a byte that is not UTF-8 replaced. */
+		static const char in[] = "q\"b\\n\nt\x7f \xc3\xa9\xe2\x82\xac \xff\xc3 \xed\xa0\x80";
+		static const char want[] = "\"q\\\"b\\\\n\\u000at\\u007f \xc3\xa9\xe2\x82\xac "
+			"\\ufffd\\ufffd \\ufffd\\ufffd\\ufffd\"";
+		char *mem = NULL;
+		size_t mlen = 0;
+		FILE *f;
+
+		n = json_string(in, buf, sizeof(buf));
+		eq_str(buf, want, "json_string escapes quote, backslash, controls, bad UTF-8");
+		ok(n == (int)strlen(want), "json_string returns the length");
+		ok(json_string(in, buf, strlen(want)) == -1 && json_string(in, buf, strlen(want) + 1) > 0,
+		   "json_string: a buffer one short is an error, not a cut string");
+		f = open_memstream(&mem, &mlen);
+		json_fputs(in, f);
+		fclose(f);
+		eq_str(mem, want, "json_fputs writes what json_string does");
+		free(mem);
+	}
 	ok(rec_u64(&r, "missing", 7) == 7 && !rec_get(&r, "missing"), "missing field gives the default");
 	{
 		int i;
