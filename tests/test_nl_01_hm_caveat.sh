@@ -78,8 +78,11 @@ for i in $(seq 1 40); do
 	sleep 0.3
 done
 kill $mpid; wait $mpid 2>/dev/null
-assert_eq "metrics: nr_zones of nl01hm" 'smr_nr_zones{family="dm-smr",device="nl01hm"} 8' \
-	"$(grep '^smr_nr_zones{' <<< "$m")"
+assert_eq "metrics: zones of nl01hm" 'smr_zones{family="dm-smr",device="nl01hm"} 8' \
+	"$(grep '^smr_zones{' <<< "$m")"
+problems=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import test_smrd_metrics as t; print("\n".join(t.check_exposition(sys.stdin.read())))' \
+	"$SMR_ROOT/tests/unit" <<< "$m" 2>&1)
+assert_eq "metrics: the exposition passes the promtool rules" "" "$problems"
 grep -q '^smrd_family_loaded{family="dm-caveat"} 1$' <<< "$m" && ok "metrics: families loaded" ||
 	not_ok "metrics: families loaded" "$(head -n 20 <<< "$m")"
 

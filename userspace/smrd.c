@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +54,7 @@ static FILE *json_out;
 static const char *json_path;
 static struct smrnl_ev ev;
 static uint64_t events_seen;
+static double replay_ts;	/* --render-metrics: the recorded event's time */
 
 static double now(void)
 {
@@ -122,7 +125,7 @@ static int on_event(const struct rec *r, void *arg)
 		return 0;
 	d->major = r->major;
 	d->minor = r->minor;
-	d->last_event = now();
+	d->last_event = replay_ts ? replay_ts : now();
 	if (!strcmp(r->event, "clean_start")) {
 		const struct rec_field *f = rec_get(r, "reason");
 
@@ -260,6 +263,17 @@ static void summary(void)
 
 /* ---------------------------------------------------------- metrics --- */
 
+/*
+ * The Prometheus text exposition (version 0.0.4), for --metrics and
+ * --textfile: every family with # HELP and # TYPE before its samples, all
+ * its samples together; counters end in _total; seconds and bytes, never
+ * milliseconds or sectors; what differs between variants of one quantity
+ * (read/write, background/foreground) is a label. Rendered from a
+ * snapshot of the kernel side (struct ksnap: the families' dumps and
+ * counters) and smrd's own state, so that --render-metrics can feed it
+ * recorded records instead of the kernel's.
+ */
+
 struct mbuf {
 	char *s;
 	size_t len, cap;
@@ -310,108 +324,697 @@ static const char *label(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-static int metrics_dev_cb(const struct rec *r, void *arg)
+/* The kernel side at one moment: one dump record per device, the counters. */
+struct ksnap {
+	int loaded[NR_FAMS];
+	int have_stats[NR_FAMS];
+	struct rec stats[NR_FAMS];
+	struct rec *dev;
+	int ndev, cap;
+};
+
+/* A dump record; a second one of the same device (a table loaded beside
+ * the live one) is left out, as its series would repeat the first's. */
+static int ksnap_add(const struct rec *r, void *arg)
 {
-	struct mbuf *m = arg;
-	char l[300];
+	struct ksnap *k = arg;
 	int i;
 
-	label(r->device, l, sizeof(l));
-	for (i = 0; i < r->nf; i++) {
-		const struct rec_field *f = &r->f[i];
-
-		if (f->is_str) {
-			mprintf(m, "smr_%s_info{family=\"%s\",device=\"%s\",%s=\"%s\"} 1\n",
-				f->key, r->family, l, f->key, f->s);
-			continue;
-		}
-		mprintf(m, "smr_%s{family=\"%s\",device=\"%s\"} %" PRIu64 "\n",
-			f->key, r->family, l, f->u);
+	for (i = 0; i < k->ndev; i++)
+		if (!strcmp(k->dev[i].family, r->family) &&
+		    !strcmp(k->dev[i].device, r->device))
+			return 0;
+	if (k->ndev == k->cap) {
+		k->cap = k->cap ? k->cap * 2 : 16;
+		k->dev = realloc(k->dev, (size_t)k->cap * sizeof(*k->dev));
+		if (!k->dev)
+			exit(1);
 	}
+	k->dev[k->ndev++] = *r;
 	return 0;
 }
 
-static void metrics_body(struct mbuf *m)
+static void ksnap_collect(struct ksnap *k)
 {
-	int fam, i;
-	char l[300];
+	int fam;
 
-	mprintf(m, "# smrd: device counters from the kernel dump, event counts from smrd\n");
-	mprintf(m, "smrd_events_total %" PRIu64 "\n", events_seen);
-	mprintf(m, "smrd_socket_overruns_total %" PRIu64 "\n", smrnl_ev_overruns);
 	smrnl_resolve(&ev.ctl);
 	for (fam = 0; fam < NR_FAMS; fam++) {
-		struct rec st;
-
-		mprintf(m, "smrd_family_loaded{family=\"%s\"} %d\n",
-			smrnl_family_name[fam], ev.ctl.fam[fam] >= 0);
-		if (ev.ctl.fam[fam] < 0)
+		k->loaded[fam] = ev.ctl.fam[fam] >= 0;
+		if (!k->loaded[fam])
 			continue;
-		if (!smrnl_stats(&ev.ctl, fam, &st))
-			mprintf(m, "smr_kernel_events_dropped_total{family=\"%s\"} %" PRIu64 "\n"
-				"smr_kernel_events_sent_total{family=\"%s\"} %" PRIu64 "\n",
-				smrnl_family_name[fam], rec_u64(&st, "events_dropped", 0),
-				smrnl_family_name[fam], rec_u64(&st, "events_sent", 0));
-		smrnl_dump(&ev.ctl, fam, NULL, metrics_dev_cb, m);
-	}
-	for (i = 0; i < MAX_DEVS; i++) {
-		struct dev_state *d = &devs[i];
-		const char *fn;
-
-		if (!d->used)
-			continue;
-		fn = smrnl_family_name[d->fam];
-		label(d->name, l, sizeof(l));
-		mprintf(m, "smrd_cleaning{family=\"%s\",device=\"%s\"} %d\n", fn, l,
-			d->cleaning_band >= 0);
-		mprintf(m, "smrd_clean{family=\"%s\",device=\"%s\"} %d\n", fn, l, d->clean);
-		mprintf(m, "smrd_cache_level_percent{family=\"%s\",device=\"%s\"} %u\n",
-			fn, l, d->cache_pct);
-		mprintf(m, "smrd_cleanings_total{family=\"%s\",device=\"%s\"} %" PRIu64 "\n",
-			fn, l, d->clean_dones);
-		mprintf(m, "smrd_last_clean_ms{family=\"%s\",device=\"%s\"} %" PRIu64 "\n",
-			fn, l, d->last_clean_ms);
-		mprintf(m, "smrd_zone_errors_total{family=\"%s\",device=\"%s\"} %" PRIu64 "\n",
-			fn, l, d->zone_errors);
-		mprintf(m, "smrd_damage_events_total{family=\"%s\",device=\"%s\"} %" PRIu64 "\n",
-			fn, l, d->damage_events);
+		k->have_stats[fam] = !smrnl_stats(&ev.ctl, fam, &k->stats[fam]);
+		smrnl_dump(&ev.ctl, fam, NULL, ksnap_add, k);
 	}
 }
 
-static void metrics_serve(int lfd)
+/* How a dump field's number becomes the metric's value. */
+enum { SC_ONE, SC_SECTORS, SC_SLOTS, SC_MILLI, SC_MICRO };
+
+enum { M_GAUGE, M_COUNTER };
+static const char *const mtype_name[] = { "gauge", "counter" };
+
+/*
+ * The dump fields (smr-nl.c names them) as metrics, with the family and
+ * device labels and, where one metric has several fields, one more
+ * label. Entries of one metric are adjacent; the first has the help.
+ */
+struct kmetric {
+	const char *key, *name;
+	int type, scale;
+	const char *lname, *lval;
+	const char *help;
+};
+
+static const struct kmetric kmetrics[] = {
+	/* host-managed zones */
+	{ "nr_zones", "smr_zones", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Zones of a host-managed device." },
+	{ "conv_zones", "smr_conventional_zones", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Conventional zones of a host-managed device." },
+	{ "imp_open", "smr_zones_in_condition", M_GAUGE, SC_ONE, "condition", "implicit_open",
+	  "Zones of a host-managed device in each condition." },
+	{ "exp_open", "smr_zones_in_condition", M_GAUGE, SC_ONE, "condition", "explicit_open", NULL },
+	{ "closed", "smr_zones_in_condition", M_GAUGE, SC_ONE, "condition", "closed", NULL },
+	{ "full", "smr_zones_in_condition", M_GAUGE, SC_ONE, "condition", "full", NULL },
+	{ "readonly", "smr_zones_in_condition", M_GAUGE, SC_ONE, "condition", "readonly", NULL },
+	{ "offline", "smr_zones_in_condition", M_GAUGE, SC_ONE, "condition", "offline", NULL },
+	{ "resets", "smr_zone_operations_total", M_COUNTER, SC_ONE, "op", "reset",
+	  "Zone management operations on a host-managed device." },
+	{ "finishes", "smr_zone_operations_total", M_COUNTER, SC_ONE, "op", "finish", NULL },
+	{ "opens", "smr_zone_operations_total", M_COUNTER, SC_ONE, "op", "open", NULL },
+	{ "closes", "smr_zone_operations_total", M_COUNTER, SC_ONE, "op", "close", NULL },
+	{ "imp_closes", "smr_zone_operations_total", M_COUNTER, SC_ONE, "op", "implicit_close", NULL },
+	{ "wp_errors", "smr_write_pointer_errors_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Writes a host-managed device refused for their write pointer." },
+	/* host I/O */
+	{ "reads", "smr_bios_total", M_COUNTER, SC_ONE, "op", "read",
+	  "Bios the target received." },
+	{ "writes", "smr_bios_total", M_COUNTER, SC_ONE, "op", "write", NULL },
+	{ "read_sectors", "smr_host_io_bytes_total", M_COUNTER, SC_SECTORS, "op", "read",
+	  "Bytes the host read and wrote." },
+	{ "write_sectors", "smr_host_io_bytes_total", M_COUNTER, SC_SECTORS, "op", "write", NULL },
+	{ "host_read_sectors", "smr_host_io_bytes_total", M_COUNTER, SC_SECTORS, "op", "read", NULL },
+	{ "host_write_sectors", "smr_host_io_bytes_total", M_COUNTER, SC_SECTORS, "op", "write", NULL },
+	{ "cache_write_sectors", "smr_host_write_path_bytes_total", M_COUNTER, SC_SECTORS,
+	  "path", "cache", "Host write bytes by where they went (the cache, or straight to a band)." },
+	{ "bypass_write_sectors", "smr_host_write_path_bytes_total", M_COUNTER, SC_SECTORS,
+	  "path", "bypass", NULL },
+	/* drive-managed bands, cache, cleaning */
+	{ "nr_bands", "smr_bands", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Bands of a drive-managed device." },
+	{ "band_sectors", "smr_band_size_bytes", M_GAUGE, SC_SECTORS, NULL, NULL,
+	  "Band size of a drive-managed device." },
+	{ "dirty_bands", "smr_dirty_bands", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Bands that hold cache slots." },
+	{ "cache_total", "smr_cache_size_bytes", M_GAUGE, SC_SLOTS, NULL, NULL,
+	  "Size of the persistent cache (4 KiB slots)." },
+	{ "cache_used", "smr_cache_used_bytes", M_GAUGE, SC_SLOTS, NULL, NULL,
+	  "Cache slots in use, live or superseded." },
+	{ "cache_live", "smr_cache_live_bytes", M_GAUGE, SC_SLOTS, NULL, NULL,
+	  "Cached blocks the index maps (the newest copies)." },
+	{ "index_extents", "smr_cache_index_extents", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Extents in the in-memory cache index." },
+	{ "index_bytes", "smr_cache_index_memory_bytes", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Memory of the cache index." },
+	{ "rmw_bg", "smr_band_rewrites_total", M_COUNTER, SC_ONE, "reason", "background",
+	  "Band read-modify-writes by why they were done." },
+	{ "rmw_fg", "smr_band_rewrites_total", M_COUNTER, SC_ONE, "reason", "foreground", NULL },
+	{ "rmw_manual", "smr_band_rewrites_total", M_COUNTER, SC_ONE, "reason", "manual", NULL },
+	{ "bg_aborts", "smr_background_clean_aborts_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Background cleanings abandoned for host I/O." },
+	{ "clean_read_sectors", "smr_clean_io_bytes_total", M_COUNTER, SC_SECTORS, "op", "read",
+	  "Bytes cleaning read and wrote." },
+	{ "clean_write_sectors", "smr_clean_io_bytes_total", M_COUNTER, SC_SECTORS, "op", "write", NULL },
+	{ "clean_ms_bg", "smr_clean_seconds_total", M_COUNTER, SC_MILLI, "reason", "background",
+	  "Time spent cleaning, background (with manual) and foreground." },
+	{ "clean_ms_fg", "smr_clean_seconds_total", M_COUNTER, SC_MILLI, "reason", "foreground", NULL },
+	{ "clean_ms_since_busy", "smr_clean_since_busy_seconds", M_GAUGE, SC_MILLI, NULL, NULL,
+	  "Background and manual cleaning time since the last host write." },
+	{ "wa_milli", "smr_write_amplification_ratio", M_GAUGE, SC_MILLI, NULL, NULL,
+	  "Write amplification: (cache + bypass + cleaning writes) / host writes." },
+	/* caveat */
+	{ "nr_blocks", "smr_caveat_blocks", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Blocks of a caveat device." },
+	{ "block_size", "smr_caveat_block_size_bytes", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Block size of a caveat device." },
+	{ "did", "smr_caveat_did_blocks", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Drive isolation distance (DID) of a caveat device, in blocks." },
+	{ "dnor", "smr_caveat_dnor_blocks", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Drive no overlap range (DNOR) of a caveat device, in blocks." },
+	{ "unshingled", "smr_caveat_unshingled_blocks", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Blocks of the unshingled region of a caveat device." },
+	{ "valid_blocks", "smr_caveat_valid_blocks", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Valid blocks of a caveat device." },
+	{ "damaging_writes", "smr_caveat_damaging_writes_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Writes whose damage range is not empty." },
+	{ "damaged_blocks", "smr_caveat_damaged_blocks_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Blocks writes made maybe damaged (whether or not they already were)." },
+	{ "live_damage_writes", "smr_caveat_live_damage_writes_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Writes that damaged valid blocks." },
+	{ "live_damaged_blocks", "smr_caveat_live_damaged_blocks_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Valid blocks writes damaged (data lost)." },
+	{ "damaged_reads", "smr_caveat_damaged_reads_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Reads that touched maybe-damaged blocks." },
+	/* every model */
+	{ "errors", "smr_errors_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "I/Os the target failed or saw fail." },
+	{ "commits", "smr_metadata_commits_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Metadata commits." },
+	{ "mem_bytes", "smr_memory_bytes", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Memory the device holds." },
+};
+
+#define NR_KMETRICS (sizeof(kmetrics) / sizeof(kmetrics[0]))
+
+/* The string fields of a dump, as enum metrics (one series per value). */
+static const char *const state_values[] = { "idle", "clean-bg", "clean-fg", "clean-manual", NULL };
+static const char *const policy_values[] = { "fifo", "greedy", "cost-benefit", NULL };
+
+static void mvalue(struct mbuf *m, uint64_t v, int scale)
 {
-	struct timeval tv = { .tv_sec = 1 };
+	switch (scale) {
+	case SC_SECTORS:
+		mprintf(m, "%" PRIu64 "\n", v * 512);
+		break;
+	case SC_SLOTS:
+		mprintf(m, "%" PRIu64 "\n", v * 4096);
+		break;
+	case SC_MILLI:
+		mprintf(m, "%" PRIu64 ".%03" PRIu64 "\n", v / 1000, v % 1000);
+		break;
+	case SC_MICRO:
+		mprintf(m, "%" PRIu64 ".%06" PRIu64 "\n", v / 1000000, v % 1000000);
+		break;
+	default:
+		mprintf(m, "%" PRIu64 "\n", v);
+	}
+}
+
+static void mfamily(struct mbuf *m, const char *name, int type, const char *help)
+{
+	mprintf(m, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, mtype_name[type]);
+}
+
+/* name{family="F",device="D"[,lname="lval"]} */
+static void msample(struct mbuf *m, const char *name, const char *fam,
+		    const char *dev, const char *lname, const char *lval)
+{
+	char l[300], v[120];
+
+	mprintf(m, "%s{family=\"%s\"", name, label(fam, v, sizeof(v)));
+	if (dev)
+		mprintf(m, ",device=\"%s\"", label(dev, l, sizeof(l)));
+	if (lname)
+		mprintf(m, ",%s=\"%s\"", lname, label(lval, v, sizeof(v)));
+	mprintf(m, "} ");
+}
+
+static int kmetric_of(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NR_KMETRICS; i++)
+		if (!strcmp(kmetrics[i].key, key))
+			return (int)i;
+	return -1;
+}
+
+/* Say which dump fields have no metric (--render-metrics). */
+static int render_warn;
+
+static void kernel_metrics(struct mbuf *m, const struct ksnap *k)
+{
+	size_t i;
+	int d, j;
+
+	for (i = 0; i < NR_KMETRICS; i++) {
+		const struct kmetric *km = &kmetrics[i];
+
+		if (km->help)
+			mfamily(m, km->name, km->type, km->help);
+		for (d = 0; d < k->ndev; d++) {
+			const struct rec_field *f = rec_get(&k->dev[d], km->key);
+
+			if (!f || f->is_str)
+				continue;
+			msample(m, km->name, k->dev[d].family, k->dev[d].device,
+				km->lname, km->lval);
+			mvalue(m, f->u, km->scale);
+		}
+	}
+	mfamily(m, "smr_device_info", M_GAUGE,
+		"A device of the dump (always 1), with its model and dev_t.");
+	for (d = 0; d < k->ndev; d++) {
+		const struct rec *r = &k->dev[d];
+		const struct rec_field *f = rec_get(r, "mode");
+		char l[300], mode[120], devt[32];
+
+		snprintf(devt, sizeof(devt), "%u:%u", r->major, r->minor);
+		mprintf(m, "smr_device_info{family=\"%s\",device=\"%s\",mode=\"%s\",devt=\"%s\"} 1\n",
+			r->family, label(r->device, l, sizeof(l)),
+			label(f && f->is_str ? f->s : "", mode, sizeof(mode)), devt);
+	}
+	mfamily(m, "smr_cleaning_state", M_GAUGE,
+		"State of a drive-managed device: 1 for the current state, 0 for the others.");
+	for (d = 0; d < k->ndev; d++) {
+		const struct rec_field *f = rec_get(&k->dev[d], "state");
+
+		for (j = 0; f && f->is_str && state_values[j]; j++) {
+			msample(m, "smr_cleaning_state", k->dev[d].family,
+				k->dev[d].device, "state", state_values[j]);
+			mprintf(m, "%d\n", !strcmp(f->s, state_values[j]));
+		}
+	}
+	mfamily(m, "smr_cleaning_policy", M_GAUGE,
+		"Cleaning policy of a drive-managed device: 1 for the current one.");
+	for (d = 0; d < k->ndev; d++) {
+		const struct rec_field *f = rec_get(&k->dev[d], "policy");
+
+		for (j = 0; f && f->is_str && policy_values[j]; j++) {
+			msample(m, "smr_cleaning_policy", k->dev[d].family,
+				k->dev[d].device, "policy", policy_values[j]);
+			mprintf(m, "%d\n", !strcmp(f->s, policy_values[j]));
+		}
+	}
+	for (d = 0; render_warn && d < k->ndev; d++) {
+		for (j = 0; j < k->dev[d].nf; j++) {
+			const struct rec_field *f = &k->dev[d].f[j];
+
+			if (f->is_str ? strcmp(f->key, "mode") && strcmp(f->key, "state") &&
+					strcmp(f->key, "policy") : kmetric_of(f->key) < 0)
+				fprintf(stderr, "smrd: no metric for field %s of %s %s\n",
+					f->key, k->dev[d].family, k->dev[d].device);
+		}
+	}
+}
+
+/* smrd's per-device state, one metric per field. */
+struct smetric {
+	const char *name;
+	int type, scale;
+	const char *help;
+	size_t off;		/* of a uint64_t in struct dev_state */
+};
+
+#define DS(f) offsetof(struct dev_state, f)
+
+static const struct smetric smetrics[] = {
+	{ "smrd_cleanings_started_total", M_COUNTER, SC_ONE,
+	  "clean_start events received.", DS(clean_starts) },
+	{ "smrd_cleanings_total", M_COUNTER, SC_ONE,
+	  "clean_done events received.", DS(clean_dones) },
+	{ "smrd_clean_seconds_total", M_COUNTER, SC_MICRO,
+	  "Cleaning time the clean_done events reported.", DS(clean_us) },
+	{ "smrd_cache_level_events_total", M_COUNTER, SC_ONE,
+	  "cache_level events received.", DS(cache_events) },
+	{ "smrd_idle_cleans_total", M_COUNTER, SC_ONE,
+	  "idle_clean events received.", DS(idle_cleans) },
+	{ "smrd_last_idle_clean_seconds", M_GAUGE, SC_MILLI,
+	  "Cleaning time the last idle_clean event reported.", DS(last_clean_ms) },
+	{ "smrd_zone_errors_total", M_COUNTER, SC_ONE,
+	  "zone_error events received.", DS(zone_errors) },
+	{ "smrd_damage_events_total", M_COUNTER, SC_ONE,
+	  "damage events received.", DS(damage_events) },
+	{ "smrd_damage_live_blocks_total", M_COUNTER, SC_ONE,
+	  "Valid blocks the damage events reported damaged.", DS(damage_live_blocks) },
+};
+
+static void smrd_metrics(struct mbuf *m, const struct dev_state *ds)
+{
+	static const char *const states[] = { "cleaning", "idle", "clean" };
+	size_t i;
+	int d, s;
+
+	mfamily(m, "smrd_device_state", M_GAUGE,
+		"What the events say a device is doing: 1 for the current state.");
+	for (d = 0; d < MAX_DEVS; d++) {
+		const struct dev_state *x = &ds[d];
+		int cur = x->cleaning_band >= 0 ? 0 : x->clean ? 2 : 1;
+
+		for (s = 0; x->used && s < 3; s++) {
+			msample(m, "smrd_device_state", smrnl_family_name[x->fam],
+				x->name, "state", states[s]);
+			mprintf(m, "%d\n", s == cur);
+		}
+	}
+	mfamily(m, "smrd_cache_level_ratio", M_GAUGE,
+		"Last cache occupancy level crossed (0.25, 0.5, 0.75, 1; 0 = empty).");
+	for (d = 0; d < MAX_DEVS; d++) {
+		if (!ds[d].used)
+			continue;
+		msample(m, "smrd_cache_level_ratio", smrnl_family_name[ds[d].fam],
+			ds[d].name, NULL, NULL);
+		mprintf(m, "%u.%02u\n", ds[d].cache_pct / 100, ds[d].cache_pct % 100);
+	}
+	mfamily(m, "smrd_clean_io_bytes_total", M_COUNTER,
+		"Bytes the clean_done events reported read and written.");
+	for (d = 0; d < MAX_DEVS; d++) {
+		if (!ds[d].used)
+			continue;
+		msample(m, "smrd_clean_io_bytes_total", smrnl_family_name[ds[d].fam],
+			ds[d].name, "op", "read");
+		mprintf(m, "%" PRIu64 "\n", ds[d].clean_read_bytes);
+		msample(m, "smrd_clean_io_bytes_total", smrnl_family_name[ds[d].fam],
+			ds[d].name, "op", "write");
+		mprintf(m, "%" PRIu64 "\n", ds[d].clean_write_bytes);
+	}
+	for (i = 0; i < sizeof(smetrics) / sizeof(smetrics[0]); i++) {
+		mfamily(m, smetrics[i].name, smetrics[i].type, smetrics[i].help);
+		for (d = 0; d < MAX_DEVS; d++) {
+			if (!ds[d].used)
+				continue;
+			msample(m, smetrics[i].name, smrnl_family_name[ds[d].fam],
+				ds[d].name, NULL, NULL);
+			mvalue(m, *(const uint64_t *)((const char *)&ds[d] + smetrics[i].off),
+			       smetrics[i].scale);
+		}
+	}
+	mfamily(m, "smrd_last_event_timestamp_seconds", M_GAUGE,
+		"When smrd received the device's last event (seconds since the epoch).");
+	for (d = 0; d < MAX_DEVS; d++) {
+		if (!ds[d].used || !ds[d].last_event)
+			continue;
+		msample(m, "smrd_last_event_timestamp_seconds",
+			smrnl_family_name[ds[d].fam], ds[d].name, NULL, NULL);
+		mprintf(m, "%.3f\n", ds[d].last_event);
+	}
+}
+
+static void metrics_render(struct mbuf *m, const struct ksnap *k)
+{
+	int fam;
+
+	mfamily(m, "smrd_events_total", M_COUNTER, "Events smrd received.");
+	mprintf(m, "smrd_events_total %" PRIu64 "\n", events_seen);
+	mfamily(m, "smrd_socket_overruns_total", M_COUNTER,
+		"Times smrd's event socket overflowed and lost events.");
+	mprintf(m, "smrd_socket_overruns_total %" PRIu64 "\n", smrnl_ev_overruns);
+	mfamily(m, "smrd_family_loaded", M_GAUGE,
+		"Whether the generic netlink family (its module) is loaded.");
+	for (fam = 0; fam < NR_FAMS; fam++) {
+		msample(m, "smrd_family_loaded", smrnl_family_name[fam], NULL, NULL, NULL);
+		mprintf(m, "%d\n", k->loaded[fam]);
+	}
+	mfamily(m, "smr_kernel_events_total", M_COUNTER,
+		"Events the family sent, and dropped (over the rate, no memory, a full socket).");
+	for (fam = 0; fam < NR_FAMS; fam++) {
+		if (!k->have_stats[fam])
+			continue;
+		msample(m, "smr_kernel_events_total", smrnl_family_name[fam], NULL,
+			"result", "sent");
+		mprintf(m, "%" PRIu64 "\n", rec_u64(&k->stats[fam], "events_sent", 0));
+		msample(m, "smr_kernel_events_total", smrnl_family_name[fam], NULL,
+			"result", "dropped");
+		mprintf(m, "%" PRIu64 "\n", rec_u64(&k->stats[fam], "events_dropped", 0));
+	}
+	mfamily(m, "smr_kernel_event_rate_limit", M_GAUGE,
+		"Events per second the family may send (0: none).");
+	for (fam = 0; fam < NR_FAMS; fam++) {
+		if (!k->have_stats[fam] || !rec_get(&k->stats[fam], "event_rate"))
+			continue;
+		msample(m, "smr_kernel_event_rate_limit", smrnl_family_name[fam], NULL,
+			NULL, NULL);
+		mprintf(m, "%" PRIu64 "\n", rec_u64(&k->stats[fam], "event_rate", 0));
+	}
+	kernel_metrics(m, k);
+	smrd_metrics(m, devs);
+}
+
+/* The exposition of now: the kernel's dump and smrd's state. */
+static void metrics_now(struct mbuf *m)
+{
+	struct ksnap k = { 0 };
+
+	ksnap_collect(&k);
+	metrics_render(m, &k);
+	free(k.dev);
+}
+
+/* ------------------------------------------------- --render-metrics --- */
+
+/*
+ * A recorded run, for tests without the kernel: JSON lines as smrd and
+ * "smrctl status --json" / "event-stats --json" write them (flat objects
+ * of strings and numbers). "device" records are the dump, "stats" ones
+ * the family counters, events go through on_event as if received.
+ */
+static const char *json_str(const char *p, char *out, size_t len)
+{
+	size_t o = 0;
+
+	if (*p++ != '"')
+		return NULL;
+	for (; *p && *p != '"'; p++) {
+		unsigned int c = (unsigned char)*p;
+
+		if (c == '\\') {
+			p++;
+			switch (*p) {
+			case 'n': c = '\n'; break;
+			case 't': c = '\t'; break;
+			case 'r': c = '\r'; break;
+			case 'b': c = '\b'; break;
+			case 'f': c = '\f'; break;
+			case 'u':
+				if (sscanf(p + 1, "%4x", &c) != 1)
+					return NULL;
+				p += 4;
+				break;
+			case 0: return NULL;
+			default: c = (unsigned char)*p;
+			}
+		}
+		if (c >= 0x800 && o + 3 < len) {
+			out[o++] = (char)(0xe0 | c >> 12);
+			out[o++] = (char)(0x80 | (c >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (c & 0x3f));
+		} else if (c >= 0x80 && o + 2 < len) {
+			out[o++] = (char)(0xc0 | c >> 6);
+			out[o++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x80 && o + 1 < len) {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = 0;
+	return *p == '"' ? p + 1 : NULL;
+}
+
+/* One line into @r (and its "ts" into @ts). 0, or -1: not a record. */
+static int json_rec(const char *p, struct rec *r, double *ts)
+{
+	char key[32], s[128];
+
+	rec_init(r, "", "");
+	p += strspn(p, " \t");
+	if (*p++ != '{')
+		return -1;
+	for (;;) {
+		p += strspn(p, " \t");
+		if (*p == '}')
+			return 0;
+		p = json_str(p, key, sizeof(key));
+		if (!p)
+			return -1;
+		p += strspn(p, " \t");
+		if (*p++ != ':')
+			return -1;
+		p += strspn(p, " \t");
+		if (*p == '"') {
+			char *to = !strcmp(key, "family") ? r->family :
+				   !strcmp(key, "event") ? r->event :
+				   !strcmp(key, "device") ? r->device : s;
+			size_t len = to == r->family ? sizeof(r->family) :
+				     to == r->event ? sizeof(r->event) :
+				     to == r->device ? sizeof(r->device) : sizeof(s);
+
+			p = json_str(p, to, len);
+			if (!p)
+				return -1;
+			if (!strcmp(key, "devt"))
+				sscanf(s, "%u:%u", &r->major, &r->minor);
+			else if (to == s)
+				rec_add_str(r, key, s);
+		} else {
+			char *end;
+
+			if (!strcmp(key, "ts"))
+				*ts = strtod(p, &end);
+			else
+				rec_add_u64(r, key, strtoull(p, &end, 10));
+			if (end == p)
+				return -1;
+			p = end + strspn(end, "0123456789.eE+-");
+		}
+		p += strspn(p, " \t");
+		if (*p == ',')
+			p++;
+		else if (*p != '}')
+			return -1;
+	}
+}
+
+static int render_file(const char *path)
+{
+	struct ksnap k = { 0 };
 	struct mbuf m = { 0 };
-	char req[2048], hdr[256];
-	ssize_t n;
-	int fd;
+	char line[8192];
+	int lineno = 0, fam;
+	FILE *f = fopen(path, "re");
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	n = recv(fd, req, sizeof(req) - 1, 0);
-	if (n <= 0) {
-		close(fd);
-		return;
+	if (!f) {
+		fprintf(stderr, "smrd: cannot open %s: %s\n", path, strerror(errno));
+		return 1;
 	}
-	req[n] = 0;
-	if (strncmp(req, "GET /metrics", 12) && strncmp(req, "GET / ", 6)) {
-		static const char nf[] = "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+	render_warn = 1;
+	while (fgets(line, sizeof(line), f)) {
+		struct rec r;
+		double ts = 0;
 
-		n = send(fd, nf, sizeof(nf) - 1, MSG_NOSIGNAL);
-		close(fd);
-		return;
+		lineno++;
+		if (line[strspn(line, " \t\n")] == 0)
+			continue;
+		if (json_rec(line, &r, &ts)) {
+			fprintf(stderr, "smrd: %s:%d: not a JSON record\n", path, lineno);
+			fclose(f);
+			return 1;
+		}
+		for (fam = 0; fam < NR_FAMS; fam++)
+			if (!strcmp(r.family, smrnl_family_name[fam]))
+				break;
+		if (fam == NR_FAMS || !strcmp(r.event, "summary"))
+			continue;	/* smrd's own lines */
+		k.loaded[fam] = 1;
+		if (!strcmp(r.event, "device")) {
+			struct dev_state *d;
+
+			ksnap_add(&r, &k);
+			seen_cb(&r, NULL);
+			d = dev_get(fam, r.device, 0);
+			if (d)
+				d->used = 1;
+		} else if (!strcmp(r.event, "stats")) {
+			k.stats[fam] = r;
+			k.have_stats[fam] = 1;
+		} else {
+			replay_ts = ts;
+			on_event(&r, NULL);
+		}
 	}
-	metrics_body(&m);
-	snprintf(hdr, sizeof(hdr),
-		 "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
-		 "Content-Length: %zu\r\n\r\n", m.len);
-	if (send(fd, hdr, strlen(hdr), MSG_NOSIGNAL) > 0 && m.len)
-		n = send(fd, m.s, m.len, MSG_NOSIGNAL);
+	fclose(f);
+	metrics_render(&m, &k);
+	fwrite(m.s, 1, m.len, stdout);
 	free(m.s);
-	close(fd);
+	free(k.dev);
+	return 0;
+}
+
+/* ------------------------------------------------------------- http --- */
+
+/*
+ * The endpoint lives in the event loop without ever blocking it: sockets
+ * are non-blocking, each client has its buffers and a deadline, and the
+ * loop reads, answers and closes as the sockets allow. A client that
+ * sends nothing is dropped at its deadline, or sooner when the slots are
+ * all taken and a new one comes (the oldest goes).
+ */
+#define HTTP_CLIENTS 16
+#define HTTP_TIMEOUT_MS 5000
+
+struct http_client {
+	int fd;			/* -1: free */
+	char req[2048];
+	size_t rlen;
+	struct mbuf out;	/* the response, once the request is in */
+	size_t sent;
+	int64_t deadline;	/* ms, CLOCK_MONOTONIC */
+};
+
+static struct http_client http[HTTP_CLIENTS];
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void http_close(struct http_client *c)
+{
+	close(c->fd);
+	free(c->out.s);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+static void http_accept(int lfd)
+{
+	int fd, i, slot;
+
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		slot = 0;
+		for (i = 0; i < HTTP_CLIENTS; i++) {
+			if (http[i].fd < 0) {
+				slot = i;
+				break;
+			}
+			if (http[i].deadline < http[slot].deadline)
+				slot = i;
+		}
+		if (http[slot].fd >= 0)
+			http_close(&http[slot]);
+		http[slot].fd = fd;
+		http[slot].deadline = mono_ms() + HTTP_TIMEOUT_MS;
+	}
+}
+
+/* The request is in (or the buffer full): build the response. */
+static void http_respond(struct http_client *c)
+{
+	struct mbuf body = { 0 };
+
+	c->req[c->rlen] = 0;
+	if (strncmp(c->req, "GET /metrics ", 13) && strncmp(c->req, "GET / ", 6)) {
+		mprintf(&c->out, "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+		return;
+	}
+	metrics_now(&body);
+	mprintf(&c->out, "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+		"Content-Length: %zu\r\nConnection: close\r\n\r\n%.*s", body.len,
+		(int)body.len, body.s ? body.s : "");
+	free(body.s);
+}
+
+static void http_io(struct http_client *c, short revents)
+{
+	ssize_t n;
+
+	if (!c->out.len && (revents & (POLLIN | POLLHUP | POLLERR))) {
+		n = recv(c->fd, c->req + c->rlen, sizeof(c->req) - 1 - c->rlen, 0);
+		if (n <= 0) {
+			if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				http_close(c);
+			return;
+		}
+		c->rlen += (size_t)n;
+		c->req[c->rlen] = 0;
+		if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n") ||
+		    c->rlen == sizeof(c->req) - 1)
+			http_respond(c);
+	}
+	if (c->out.len && c->sent < c->out.len) {
+		n = send(c->fd, c->out.s + c->sent, c->out.len - c->sent,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			http_close(c);
+			return;
+		}
+		if (n > 0)
+			c->sent += (size_t)n;
+		if (c->sent == c->out.len)
+			http_close(c);
+	}
 }
 
 static int metrics_listen(const char *spec)
@@ -451,16 +1054,59 @@ static int metrics_listen(const char *spec)
 	return fd;
 }
 
+/* --------------------------------------------------------- textfile --- */
+
+/*
+ * node_exporter's textfile collector: the same exposition written to
+ * PATH.tmp and renamed over PATH, so a reader sees the old file or the
+ * new one, never a part. Mode 0644 whatever the umask: another user
+ * (node_exporter) reads it.
+ */
+static const char *textfile;
+static int textfile_failed;
+
+static void textfile_write(void)
+{
+	struct mbuf m = { 0 };
+	char tmp[4096];
+	ssize_t n = -1;
+	int fd, err = 0;
+
+	metrics_now(&m);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", textfile);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || fchmod(fd, 0644))
+		err = errno;
+	else if ((n = write(fd, m.s, m.len)) != (ssize_t)m.len)
+		err = n < 0 ? errno : ENOSPC;
+	if (fd >= 0 && close(fd) && !err)
+		err = errno;
+	if (!err && rename(tmp, textfile))
+		err = errno;
+	if (err) {
+		if (fd >= 0)
+			unlink(tmp);
+		if (!textfile_failed)
+			fprintf(stderr, "smrd: --textfile %s: %s\n", textfile, strerror(err));
+	} else if (textfile_failed) {
+		fprintf(stderr, "smrd: --textfile %s: written again\n", textfile);
+	}
+	textfile_failed = !!err;
+	free(m.s);
+}
+
 /* ------------------------------------------------------------- main --- */
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: smrd [--json FILE|-] [--metrics 127.0.0.1:PORT]\n"
+		"            [--textfile PATH [--interval SECONDS]]\n"
 		"       smrd --help | --version\n"
 		"  Reports dm-smr and dm-caveat events as JSON lines (stdout by\n"
-		"  default). SIGUSR1: summary on stderr and as \"summary\" lines;\n"
-		"  SIGHUP: reopen the --json file. See smrd(8).\n");
+		"  default), the Prometheus exposition on --metrics, and in the\n"
+		"  --textfile PATH for node_exporter. SIGUSR1: summary on stderr and\n"
+		"  as \"summary\" lines; SIGHUP: reopen the --json file. See smrd(8).\n");
 }
 
 static int open_json(void)
@@ -482,24 +1128,40 @@ static int open_json(void)
 	return 0;
 }
 
+/* The fixed descriptors of the poll set; the HTTP clients follow. */
+enum { PFD_EV, PFD_SIG, PFD_HTTP, PFD_CLIENTS };
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", required_argument, NULL, 'j' },
 		{ "metrics", required_argument, NULL, 'm' },
+		{ "textfile", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "render-metrics", required_argument, NULL, 'R' },	/* tests */
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *metrics = NULL;
-	struct pollfd pfd[3];
+	struct pollfd pfd[PFD_CLIENTS + HTTP_CLIENTS];
+	uint64_t interval = 15;
+	int64_t next_write = 0;
 	sigset_t mask;
-	int c, sfd, mfd = -1, n, ret;
+	int c, i, sfd, mfd = -1, n, ret;
 
 	while ((c = getopt_long(argc, argv, "j:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json_path = optarg; break;
 		case 'm': metrics = optarg; break;
+		case 't': textfile = optarg; break;
+		case 'i':
+			if (parse_u64(optarg, &interval) || !interval || interval > 86400) {
+				fprintf(stderr, "smrd: --interval wants seconds, 1 to 86400\n");
+				return 2;
+			}
+			break;
+		case 'R': return render_file(optarg);
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("smrd (dm-smr) %s\n", SMR_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -549,25 +1211,52 @@ int main(int argc, char **argv)
 	if (!n)
 		fprintf(stderr, "smrd: neither dm-smr nor dm-caveat is loaded yet; waiting for them (modprobe dm-smr)\n");
 
-	pfd[0].fd = smrnl_ev_fd(&ev);
-	pfd[0].events = POLLIN;
-	pfd[1].fd = sfd;
-	pfd[1].events = POLLIN;
-	pfd[2].fd = mfd;
-	pfd[2].events = POLLIN;
+	pfd[PFD_EV].fd = smrnl_ev_fd(&ev);
+	pfd[PFD_SIG].fd = sfd;
+	pfd[PFD_HTTP].fd = mfd;
+	for (i = 0; i < HTTP_CLIENTS; i++)
+		http[i].fd = -1;
 	for (;;) {
-		if (poll(pfd, mfd >= 0 ? 3 : 2, -1) < 0) {
+		int64_t t = mono_ms();
+		int timeout = -1;
+
+		/* The textfile: now if due, then at the next interval; an
+		 * event brings it forward to a second after the last write. */
+		if (textfile && t >= next_write) {
+			textfile_write();
+			next_write = t + (int64_t)interval * 1000;
+		}
+		if (textfile)
+			timeout = (int)(next_write - t);
+		for (i = 0; i < HTTP_CLIENTS; i++) {
+			struct http_client *hc = &http[i];
+
+			if (hc->fd >= 0 && t >= hc->deadline)
+				http_close(hc);
+			if (hc->fd >= 0 && (timeout < 0 || hc->deadline - t < timeout))
+				timeout = (int)(hc->deadline - t);
+			pfd[PFD_CLIENTS + i].fd = hc->fd;
+			pfd[PFD_CLIENTS + i].events = hc->out.len ? POLLOUT : POLLIN;
+		}
+		for (i = 0; i < PFD_CLIENTS; i++)
+			pfd[i].events = POLLIN;
+		if (poll(pfd, PFD_CLIENTS + HTTP_CLIENTS, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("smrd: poll");
 			return 1;
 		}
-		if (pfd[0].revents & POLLIN) {
+		if (pfd[PFD_EV].revents & POLLIN) {
+			uint64_t seen = events_seen;
+
 			ret = smrnl_ev_recv(&ev);
 			if (ret)
 				fprintf(stderr, "smrd: netlink receive: %s\n", strerror(-ret));
+			if (textfile && events_seen != seen &&
+			    next_write > mono_ms() + 1000)
+				next_write = next_write - (int64_t)interval * 1000 + 1000;
 		}
-		if (pfd[1].revents & POLLIN) {
+		if (pfd[PFD_SIG].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -585,7 +1274,11 @@ int main(int argc, char **argv)
 				}
 			}
 		}
-		if (mfd >= 0 && (pfd[2].revents & POLLIN))
-			metrics_serve(mfd);
+		if (mfd >= 0 && (pfd[PFD_HTTP].revents & POLLIN))
+			http_accept(mfd);
+		for (i = 0; i < HTTP_CLIENTS; i++)
+			if (http[i].fd >= 0 && pfd[PFD_CLIENTS + i].fd == http[i].fd &&
+			    pfd[PFD_CLIENTS + i].revents)
+				http_io(&http[i], pfd[PFD_CLIENTS + i].revents);
 	}
 }
