@@ -886,7 +886,8 @@ void json_fputs(const char *s, FILE *f)
 
 int rec_to_json(const struct rec *r, double ts, char *buf, size_t len)
 {
-	char tmp[300];
+	/* A device name or string value, every byte escaped (\u0001: 6). */
+	char tmp[6 * sizeof(r->device) + 3];
 	size_t o = 0;
 	int i, n;
 

@@ -7,6 +7,7 @@
  * loopback address (--metrics 127.0.0.1:PORT). See smrd(8).
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -95,7 +96,7 @@ static int fam_of(const struct rec *r)
 
 static void emit(const struct rec *r)
 {
-	char buf[4096];
+	char buf[16384];
 
 	if (!json_out || rec_to_json(r, now(), buf, sizeof(buf)) < 0)
 		return;
@@ -777,7 +778,11 @@ static const char *json_str(const char *p, char *out, size_t len)
 			case 'b': c = '\b'; break;
 			case 'f': c = '\f'; break;
 			case 'u':
-				if (sscanf(p + 1, "%4x", &c) != 1)
+				if (!isxdigit((unsigned char)p[1]) ||
+				    !isxdigit((unsigned char)p[2]) ||
+				    !isxdigit((unsigned char)p[3]) ||
+				    !isxdigit((unsigned char)p[4]) ||
+				    sscanf(p + 1, "%4x", &c) != 1)
 					return NULL;
 				p += 4;
 				break;
@@ -953,14 +958,24 @@ static void http_accept(int lfd)
 	int fd, i, slot;
 
 	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		slot = 0;
+		/*
+		 * A free slot, else the oldest client still sending its
+		 * request; one being answered is never dropped for a newcomer
+		 * (idle connections cannot starve a scraper that got in).
+		 */
+		slot = -1;
 		for (i = 0; i < HTTP_CLIENTS; i++) {
 			if (http[i].fd < 0) {
 				slot = i;
 				break;
 			}
-			if (http[i].deadline < http[slot].deadline)
+			if (!http[i].out.len &&
+			    (slot < 0 || http[i].deadline < http[slot].deadline))
 				slot = i;
+		}
+		if (slot < 0) {
+			close(fd);
+			continue;
 		}
 		if (http[slot].fd >= 0)
 			http_close(&http[slot]);
@@ -975,12 +990,13 @@ static void http_respond(struct http_client *c)
 	struct mbuf body = { 0 };
 
 	c->req[c->rlen] = 0;
-	if (strncmp(c->req, "GET /metrics ", 13) && strncmp(c->req, "GET / ", 6)) {
+	if (strncmp(c->req, "GET /metrics ", 13) && strncmp(c->req, "GET /metrics?", 13) &&
+	    strncmp(c->req, "GET / ", 6)) {
 		mprintf(&c->out, "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n");
 		return;
 	}
 	metrics_now(&body);
-	mprintf(&c->out, "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+	mprintf(&c->out, "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
 		"Content-Length: %zu\r\nConnection: close\r\n\r\n%.*s", body.len,
 		(int)body.len, body.s ? body.s : "");
 	free(body.s);

@@ -328,6 +328,17 @@ static void test_json(void)
 	ok(n > 0 && !strstr(buf, "\"ts\""), "ts left out when negative");
 	ok(rec_to_json(&r, 1, buf, 20) == -1, "too small a buffer is an error, not a cut line");
 
+	{
+		/* The longest dm name, every byte escaped as \u0001. */
+		char big[8192];
+
+		rec_init(&r, "dm-smr", "device");
+		memset(r.device, 1, sizeof(r.device) - 1);
+		r.device[sizeof(r.device) - 1] = 0;
+		n = rec_to_json(&r, -1, big, sizeof(big));
+		ok(n > 6 * 127, "a 127-byte name of control bytes fits (%d)", n);
+	}
+
 	rec_init(&r, "dm-caveat", "device");
 	snprintf(r.device, sizeof(r.device), "we\"ird\\na\tme\x01");
 	n = rec_to_json(&r, -1, buf, sizeof(buf));

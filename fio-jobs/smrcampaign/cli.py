@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -56,7 +57,15 @@ def parser():
     return p
 
 
+def _exit_on_signal(signum, frame):
+    # A harness's timeout or a closed terminal: unwind, so the runner's
+    # cleanup stops fio (in a session of its own) and removes the device.
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
     opts = vars(parser().parse_args(argv))
     if opts["only"] is not None:
         opts["only"] = set(split_values(opts["only"]))

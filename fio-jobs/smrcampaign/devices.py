@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import threading
 import time
@@ -133,19 +134,20 @@ def status_once(name):
     return parse_status(out.splitlines()[0]) if out else None
 
 
-def _same_file(target, st, mnt):
-    """Whether an open file (its /proc/PID/fd link target) is the device
-    (st: its os.stat) or lies under the mount point mnt."""
+def _same_file(fd_path, target, st, mnt):
+    """Whether an open file (/proc/PID/fd/N, its link target) is the device
+    (st: its os.stat) or lies under the mount point mnt. The fd itself is
+    stat'ed: deleted files and other mount namespaces resolve too."""
     if mnt and (target == mnt or target.startswith(mnt.rstrip("/") + "/")):
         return True
-    try:
-        t = os.stat(target)
-    except OSError:
-        return False
     if st is None:
         return False
-    if st.st_rdev:                      # a block device: the same one
-        return t.st_rdev == st.st_rdev
+    try:
+        t = os.stat(fd_path)
+    except OSError:
+        return False
+    if stat.S_ISBLK(st.st_mode):        # the same block device, not a
+        return stat.S_ISBLK(t.st_mode) and t.st_rdev == st.st_rdev  # char one
     return (t.st_dev, t.st_ino) == (st.st_dev, st.st_ino)
 
 
@@ -167,11 +169,12 @@ def holders(dev, mnt=None, proc="/proc"):
         except OSError:
             continue
         for fd in fds:
+            fd_path = os.path.join(fd_dir, fd)
             try:
-                target = os.readlink(os.path.join(fd_dir, fd))
+                target = os.readlink(fd_path)
             except OSError:
                 continue
-            if target.startswith("/") and _same_file(target, st, mnt):
+            if target.startswith("/") and _same_file(fd_path, target, st, mnt):
                 try:
                     with open(os.path.join(proc, pid, "comm")) as f:
                         comm = f.read().strip()

@@ -223,13 +223,20 @@ def log_host(path):
     return m.group(1) if m else None
 
 
+# Below this, a remote clock is taken to agree with the runner's (NTP):
+# the estimate of its start (fio's own start-up, seconds under QEMU) is
+# less exact than the clocks themselves.
+CLOCK_SKEW_MS = 10000
+
+
 def host_offsets(j, files, t0_ms, window_ms=1000):
     """Put the logs of remote hosts on the runner's clock: {file: ms to
     add}. A fio server stamps its logs with its own clock (and reports
     its jobs' start on it: "job_start", or "timestamp_ms" less the
     job's runtime, when its JSON has them; else its first log entry less
-    one window): the host's first job start is taken to be t0, when the
-    runner started fio. Local logs keep their times."""
+    one window): when the host's first job start is more than
+    CLOCK_SKEW_MS away from t0, when the runner started fio, it is taken
+    to be t0. Local logs, and hosts whose clock agrees, keep their times."""
     starts = {}
     for e in fio_jobs(j or {}):
         if not e.get("host"):
@@ -253,6 +260,8 @@ def host_offsets(j, files, t0_ms, window_ms=1000):
             if not firsts:
                 continue
             st = min(firsts) - window_ms
+        if abs(t0_ms - st) <= CLOCK_SKEW_MS:
+            continue
         for f in fs:
             out[f] = t0_ms - st
     return out

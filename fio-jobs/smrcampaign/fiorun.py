@@ -138,34 +138,47 @@ class FioRunner:
         err = open(os.path.join(rundir, "fio.err"), "w")
         p = subprocess.Popen(args, cwd=rundir, stdout=err, stderr=subprocess.STDOUT,
                              start_new_session=True)
-        last = time.time()
-        prev = None
-        while True:
-            try:
-                rc = p.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            now = time.time()
-            if now - t0 > timeout:
-                kill_group(p, self.kill_grace_s)
-                err.close()
-                self.check_free(dev, mnt, "fio ran longer than %d s (timeout), killed with "
-                                "its workers, but" % timeout)
-                raise RuntimeError("fio ran longer than %d s (timeout): killed with its workers"
-                                   % timeout)
-            if self.progress_s and now - last >= self.progress_s:
-                s = sampler.last if sampler else None
-                self.say("  fio %3.0f s%s" % (now - t0, progress_text(s, prev)))
-                prev = s
-                last = now
-        err.close()
+        try:
+            rc = self.wait_fio(p, t0, timeout, sampler)
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM from a harness's timeout, an
+            # error): fio is in a session of its own, so nothing else
+            # would stop it; it must not go on writing to the device.
+            kill_group(p, 1.0)
+            raise
+        finally:
+            err.close()
+        if rc is None:
+            kill_group(p, self.kill_grace_s)
+            self.check_free(dev, mnt, "fio ran longer than %d s (timeout), killed with "
+                            "its workers, but" % timeout)
+            raise RuntimeError("fio ran longer than %d s (timeout): killed with its workers"
+                               % timeout)
         out = {"fio_rc": rc}
         if rc != 0:
             tail = open(os.path.join(rundir, "fio.err"), errors="replace").read().strip()[-300:]
             out["status"] = "fio failed"
             out["error"] = "fio exit %d: %s" % (rc, tail.replace("\n", " | "))
         return out
+
+    def wait_fio(self, p, t0, timeout, sampler):
+        """fio's exit status, or None once it has run past timeout; prints
+        progress every progress_s seconds."""
+        last = time.time()
+        prev = None
+        while True:
+            try:
+                return p.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.time()
+            if now - t0 > timeout:
+                return None
+            if self.progress_s and now - last >= self.progress_s:
+                s = sampler.last if sampler else None
+                self.say("  fio %3.0f s%s" % (now - t0, progress_text(s, prev)))
+                prev = s
+                last = now
 
 
 def progress_text(s, prev):

@@ -29,6 +29,7 @@ Returns a list of {"file": path relative to out, "what": description,
 """
 
 import os
+import re
 
 import matplotlib
 matplotlib.use("Agg")
@@ -243,7 +244,9 @@ def policies(out, rows):
         ax.set_title("%s on %s%s: throughput per second by cleaning policy" % (
             job, dev, " (%s)" % rest if rest else ""), fontsize=10)
         fig.tight_layout()
-        name = "-".join([job, dev] + ([rest.replace(" ", "-")] if rest else []))
+        # Varied values may hold "/" or spaces: the same characters as run ids.
+        name = re.sub(r"[^A-Za-z0-9_.=-]+", "_",
+                      "-".join([job, dev] + ([rest.replace(" ", "-")] if rest else [])))
         rel = os.path.join("plots", "%s-policies.png" % name)
         fig.savefig(os.path.join(out, rel), dpi=90)
         plt.close(fig)

@@ -206,6 +206,12 @@ ROW_DEVICE_KEYS = ("size", "band", "cache", "idle_ms", "policy", "seq_bypass", "
                    "conv", "max_open", "did", "dnor", "fs", "profile")
 
 
+def run_order(rid):
+    """Run ids start with their number (01-..., 100-...): sort by it."""
+    n = rid.split("-", 1)[0]
+    return (int(n), rid) if n.isdigit() else (float("inf"), rid)
+
+
 def load_rows(out, known=()):
     """The rows of a results directory rebuilt from its runs/ alone, in
     run order: each run's row.json, else its row in known (the rows of
@@ -215,7 +221,7 @@ def load_rows(out, known=()):
     known = {r.get("run"): r for r in known}
     rows = []
     runs = os.path.join(out, "runs")
-    for rid in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
+    for rid in sorted(os.listdir(runs), key=run_order) if os.path.isdir(runs) else []:
         d = os.path.join(runs, rid)
         row = None
         for f in ("row.json", "run.json"):

@@ -498,6 +498,38 @@ class TimeoutTest(unittest.TestCase):
                       % (self.dev, esc), str(e.exception))
         self.assertFalse(alive(int(read(os.path.join(self.d, "child")))))
 
+    def test_interrupt_kills_workers(self):
+        """Ctrl-C or a harness's SIGTERM while fio runs: fio (in a session
+        of its own) and its workers are stopped before the error goes on."""
+        r = FakeRunner(self.fio, 60)
+        calls = []
+
+        def interrupted(p, t0, timeout, sampler):
+            for _ in range(100):                    # until the child is up
+                if os.path.exists(os.path.join(self.d, "child")):
+                    break
+                time.sleep(0.05)
+            calls.append(p.pid)
+            raise KeyboardInterrupt
+        r.wait_fio = interrupted
+        with self.assertRaises(KeyboardInterrupt):
+            r.run_fio(self.run_, self.d, "job.fio", time.time(), None, dev=self.dev)
+        self.assertEqual(len(calls), 1)
+        for n in ("parent", "child"):
+            self.assertFalse(alive(int(read(os.path.join(self.d, n)))), n)
+
+    def test_char_device_is_not_the_block_device(self):
+        """A character device with the block device's major:minor (rtc0
+        or a gpiochip often shares dm's 254) does not hold the device."""
+        import stat as st_mod
+        null = os.stat("/dev/null")
+        blk = os.stat_result((st_mod.S_IFBLK | 0o600, 0, 0, 1, 0, 0, 0, 0, 0, 0),
+                             {"st_rdev": null.st_rdev})
+        self.assertFalse(devices._same_file("/dev/null", "/dev/null", blk, None))
+        with open(self.dev) as f:                   # a regular file: by inode
+            fd = "/proc/self/fd/%d" % f.fileno()
+            self.assertTrue(devices._same_file(fd, self.dev, os.stat(self.dev), None))
+
 
 def synth_status(t_full, n, fg_from, bg_after):
     """A drive-managed timeline: the cache fills linearly until t_full,
@@ -812,11 +844,21 @@ class RemoteTest(unittest.TestCase):
                 {"jobname": "a", "hostname": "::1", "job_start": 5000, "job_runtime": 10},
                 {"jobname": "b", "hostname": "::1", "timestamp_ms": 9000, "job_runtime": 3000},
                 {"jobname": "All clients", "hostname": "::1", "job_start": 1}]}
-            off = fiolog.host_offsets(j, ["/x/bw_bw.1.log.::1", "/x/bw_bw.1.log"], 1000)
-            self.assertEqual(off, {"/x/bw_bw.1.log.::1": 1000 - 5000})
+            off = fiolog.host_offsets(j, ["/x/bw_bw.1.log.::1", "/x/bw_bw.1.log"], 60000)
+            self.assertEqual(off, {"/x/bw_bw.1.log.::1": 60000 - 5000})
+            # a clock within CLOCK_SKEW_MS of the runner's is left alone:
+            # fio's start-up is not a clock difference
+            self.assertEqual(fiolog.host_offsets(j, ["/x/bw_bw.1.log.::1"], 8000), {})
             self.assertEqual(fiolog.log_host("/x/lat_clat_hist.2.log.::1"), "::1")
         finally:
             shutil.rmtree(d)
+
+
+class RunOrderTest(unittest.TestCase):
+    def test_numeric(self):
+        """--plot lists run 100 after run 11, not before it."""
+        self.assertEqual(sorted(["11-a", "100-b", "02-c", "x"], key=summary.run_order),
+                         ["02-c", "11-a", "100-b", "x"])
 
 
 class InterruptTest(unittest.TestCase):

@@ -306,6 +306,10 @@ class DaemonCase(unittest.TestCase):
         self.assertLess(time.monotonic() - t, 0.5)
         self.assertEqual(http_get(port, '/nothing')[0].split('\r\n')[0],
                          'HTTP/1.0 404 Not Found')
+        # A query string (as Prometheus may add) is still the metrics page.
+        head, body = http_get(port, '/metrics?name=x')
+        self.assertTrue(head.startswith('HTTP/1.0 200'), head)
+        self.assertIn('charset=utf-8', head)
         p.terminate()
         self.assertEqual(p.wait(5), 0)
 
