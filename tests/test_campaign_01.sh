@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 420
+# TIMEOUT: 900
 # SLOW: 1
 #
 # Run on one kernel (make check: 6.1). On 6.12 in this VM the runner's
