@@ -38,9 +38,15 @@ echo "Drawing the plots (on the host: fio-jobs/campaign --plot)..."
 "$ROOT/fio-jobs/campaign" --plot "$RESULTS/campaign" > "$RESULTS/plot.log" 2>&1 ||
 	{ cat "$RESULTS/plot.log" >&2; echo "demo: plotting failed" >&2; exit 1; }
 PLOT=$RESULTS/campaign/plots/01-randwrite-dm-throughput.png
+LAT=$RESULTS/campaign/plots/01-randwrite-dm-latency.png
 [ -s "$PLOT" ] || { echo "demo: the throughput plot was not drawn (see $RESULTS/plot.log)" >&2; exit 1; }
 sed -n '/^figures:/,$p' "$RESULTS/campaign/summary.txt"
 echo "Results in $RESULTS:"
 echo "  plot:    $PLOT"
+if [ -s "$LAT" ]; then
+	echo "  latency: $LAT (p50/p99/max per second, cleaning shaded)"
+else
+	echo "  latency: not drawn (see $RESULTS/plot.log)"
+fi
 echo "  summary: $RESULTS/campaign/summary.txt (and .csv, .json; every run in campaign/runs/)"
 echo "  demo:    $RESULTS/demo.txt, transcript.txt"

@@ -14,7 +14,7 @@ The modules, each importing only those above it:
 
     model     device models, dm status lines, a run's status/event timelines
     matrix    the matrix file: sections, keys, ${VAR}s, runs; sizes
-    fiolog    fio's JSON output and bandwidth logs
+    fiolog    fio's JSON output (json+), bandwidth and latency histogram logs
     summary   a run's figures from its files; summary.csv/json/txt
     plots     the figures (matplotlib; imports model only)
     devices   creating, sampling, cleaning and removing devices; run_cmd

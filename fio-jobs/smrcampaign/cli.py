@@ -8,13 +8,15 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 
+from .fiorun import parse_client
 from .matrix import ROOT, Matrix, MatrixError, split_values
 from .model import DM_MODELS
 from .runner import Campaign, draw_plots, log
-from .summary import analyse_run, write_summary
+from .summary import load_rows, write_summary
 
 USAGE = """\
 campaign [options] MATRIX.ini     run a campaign
@@ -33,7 +35,8 @@ def parser():
     p.add_argument("--only", metavar="RUN[,RUN]",
                    help="run only these runs (index or id from --list)")
     p.add_argument("--client", metavar="HOST[:PORT]", action="append", default=[],
-                   help="run fio on a remote 'fio --server' (repeatable): "
+                   help="run fio on a remote 'fio --server' (repeatable; IPv6: ::1 or "
+                   "[::1]:8765): "
                    "devices must be model file or existing there")
     p.add_argument("--smrctl", metavar="PATH",
                    help="create/remove/wait-clean with smrctl (default: PATH, then userspace/smrctl)")
@@ -54,12 +57,26 @@ def parser():
     return p
 
 
+def _exit_on_signal(signum, frame):
+    # A harness's timeout or a closed terminal: unwind, so the runner's
+    # cleanup stops fio (in a session of its own) and removes the device.
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
     opts = vars(parser().parse_args(argv))
     if opts["only"] is not None:
         opts["only"] = set(split_values(opts["only"]))
     if opts["plot"]:
         return replot(opts["path"])
+    try:
+        for c in opts["client"]:
+            parse_client(c)
+    except ValueError as e:
+        sys.stderr.write("campaign: %s\n" % e)
+        return 2
     try:
         m = Matrix(opts["path"], opts["set"])
         runs = m.runs()
@@ -95,20 +112,22 @@ def main(argv=None):
 
 
 def replot(out):
-    """Redraw the plots and the summary of a results directory from its
-    runs/*/ files (e.g. on the host after a campaign in the VM)."""
+    """Redraw the plots and rewrite the summary of a results directory
+    from its runs/*/ files alone (e.g. on the host after a campaign in
+    the VM, or after an interrupted campaign)."""
+    doc = {}
     try:
         with open(os.path.join(out, "summary.json")) as f:
             doc = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.stderr.write("campaign: %s: %s\n" % (out, e))
+    except (OSError, ValueError):
+        pass
+    rows = load_rows(out, doc.get("runs", []))
+    if not rows:
+        sys.stderr.write("campaign: %s: no runs/*/ to plot\n" % out)
         return 1
-    rows = []
-    for r in doc["runs"]:
-        r.update(analyse_run(os.path.join(out, "runs", r["run"]), r))
-        rows.append(r)
+    name = doc.get("campaign") or os.path.basename(os.path.abspath(out))
     figures = draw_plots(out, rows)
-    write_summary(out, doc["campaign"], rows, figures, doc.get("elapsed_s", 0))
+    write_summary(out, name, rows, figures, doc.get("elapsed_s", 0))
     with open(os.path.join(out, "summary.txt")) as f:
         sys.stdout.write(f.read())
     return 0

@@ -2,8 +2,9 @@
 """The devices a campaign runs on: creating them (smrctl, or dmsetup
 with a table computed here; a file; an existing device), loading the
 target's module, mkfs and mount, sampling ``dmsetup status`` while a job
-runs, recording smrd's events, waiting for cleaning, removing them; and
-run_cmd, the runner's way of running a command.
+runs, recording smrd's events, waiting for cleaning, removing them,
+finding the processes that still hold one open (holders, wait_free);
+and run_cmd, the runner's way of running a command.
 """
 
 import csv
@@ -11,6 +12,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import threading
 import time
@@ -132,6 +134,68 @@ def status_once(name):
     return parse_status(out.splitlines()[0]) if out else None
 
 
+def _same_file(fd_path, target, st, mnt):
+    """Whether an open file (/proc/PID/fd/N, its link target) is the device
+    (st: its os.stat) or lies under the mount point mnt. The fd itself is
+    stat'ed: deleted files and other mount namespaces resolve too."""
+    if mnt and (target == mnt or target.startswith(mnt.rstrip("/") + "/")):
+        return True
+    if st is None:
+        return False
+    try:
+        t = os.stat(fd_path)
+    except OSError:
+        return False
+    if stat.S_ISBLK(st.st_mode):        # the same block device, not a
+        return stat.S_ISBLK(t.st_mode) and t.st_rdev == st.st_rdev  # char one
+    return (t.st_dev, t.st_ino) == (st.st_dev, st.st_ino)
+
+
+def holders(dev, mnt=None, proc="/proc"):
+    """The processes (pid, command) that hold the device dev (a block
+    device or a file) or a file under mnt open, read from /proc/*/fd
+    (processes of other users are invisible without root)."""
+    try:
+        st = os.stat(dev) if dev else None
+    except OSError:
+        st = None
+    out = []
+    for pid in os.listdir(proc):
+        if not pid.isdigit():
+            continue
+        fd_dir = os.path.join(proc, pid, "fd")
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            fd_path = os.path.join(fd_dir, fd)
+            try:
+                target = os.readlink(fd_path)
+            except OSError:
+                continue
+            if target.startswith("/") and _same_file(fd_path, target, st, mnt):
+                try:
+                    with open(os.path.join(proc, pid, "comm")) as f:
+                        comm = f.read().strip()
+                except OSError:
+                    comm = "?"
+                out.append((int(pid), comm))
+                break
+    return out
+
+
+def wait_free(dev, mnt=None, timeout=10.0):
+    """Wait until nothing holds dev (or a file under mnt) open; returns
+    the holders left after timeout seconds ([] when free)."""
+    end = time.time() + timeout
+    while True:
+        h = holders(dev, mnt)
+        if not h or time.time() >= end:
+            return h
+        time.sleep(0.2)
+
+
 def run_cmd(args, what, timeout=600, check=True, **kw):
     try:
         p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
@@ -147,7 +211,7 @@ def run_cmd(args, what, timeout=600, check=True, **kw):
 
 class DeviceSetup:
     """The device half of the runner (runner.Campaign): uses its smrctl,
-    smrd, sample_s, mnt_root, loopdev and say()."""
+    smrd, sample_s, progress_s, mnt_root, loopdev and say()."""
 
     def dm_name(self, run):
         return run["dev"].get("name") or ("cmp_%s" % run["device"])
@@ -226,16 +290,32 @@ class DeviceSetup:
     def wait_clean(self, name, timeout, use_smrctl):
         """Wait until the drive-managed device is idle with an empty
         cache, with smrctl wait-clean if the device was made by smrctl,
-        else by polling its status. Returns (seconds waited, cleaning
-        seconds, how)."""
+        else by polling its status; a progress line (cache level, state)
+        every progress_s seconds meanwhile. Returns (seconds waited,
+        cleaning seconds, how)."""
         t0 = time.time()
+        self._clean_said = t0
         if use_smrctl and self.smrctl:
-            p = run_cmd([self.smrctl, "wait-clean", name, "--timeout", str(int(timeout))],
-                        "smrctl wait-clean", timeout=timeout + 60, check=False)
-            m = re.search(r"clean after ([\d.]+) s; cleaning time ([\d.]+) s", p.stdout)
+            args = [self.smrctl, "wait-clean", name, "--timeout", str(int(timeout))]
+            try:
+                p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+            except OSError as e:
+                raise RuntimeError("smrctl wait-clean: %s: %s" % (args[0], e))
+            while True:
+                try:
+                    out, err = p.communicate(timeout=min(1.0, self.progress_s or 1.0))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.time() - t0 > timeout + 60:
+                        p.kill()
+                        out, err = p.communicate()
+                        break
+                    self.clean_progress(name, t0)
+            m = re.search(r"clean after ([\d.]+) s; cleaning time ([\d.]+) s", out)
             if p.returncode == 0 and m:
                 return float(m.group(1)), float(m.group(2)), "smrctl wait-clean"
-            self.say("  smrctl wait-clean: exit %d: %s %s" % (p.returncode, p.stdout.strip(), p.stderr.strip()))
+            self.say("  smrctl wait-clean: exit %d: %s %s" % (p.returncode, out.strip(), err.strip()))
             if p.returncode != 0:
                 return time.time() - t0, None, "smrctl wait-clean (failed or timed out)"
         # dmsetup fallback: poll the status.
@@ -245,7 +325,23 @@ class DeviceSetup:
                 return time.time() - t0, s.get("clean_ms_since_busy", 0) / 1000.0, "dmsetup status polling"
             if time.time() - t0 > timeout:
                 return time.time() - t0, None, "dmsetup status polling (timed out)"
+            self.clean_progress(name, t0, s)
             time.sleep(min(1.0, self.sample_s))
+
+    def clean_progress(self, name, t0, s=None):
+        """The progress line of a wait for cleaning, every progress_s
+        seconds: the cache level and state (s: the status if read)."""
+        now = time.time()
+        if not self.progress_s or now - self._clean_said < self.progress_s:
+            return
+        self._clean_said = now
+        s = s or status_once(name)
+        if s and s.get("cache_total"):
+            self.say("  wait-clean %3.0f s: cache %.0f%% (%d/%d sectors), state %s" % (
+                now - t0, 100.0 * s["cache_used"] / s["cache_total"], s["cache_used"],
+                s["cache_total"], s.get("state")))
+        else:
+            self.say("  wait-clean %3.0f s: no status" % (now - t0))
 
     def start_smrd(self, rundir):
         """smrd recording this run's events; waits until it subscribed."""

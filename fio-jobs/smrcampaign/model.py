@@ -3,7 +3,8 @@
 summary and the plots: the device models, the ``dmsetup status`` line of
 each target (its fields, parsed into a dict), and a run's timelines as
 its directory keeps them: the sampled status (status.csv) and smrd's
-events (events.json), with the cleaning periods read from either.
+events (events.json), with the cleaning periods read from either, and
+the write amplification over time.
 """
 
 import csv
@@ -112,6 +113,29 @@ def cleaning_spans(samples):
     if cur:
         spans.append(tuple(cur))
     return spans
+
+
+def wa_timeline(samples):
+    """Write amplification over time from the status samples' counters:
+    [(t, cumulative wa, wa over the interval since the sample before)],
+    wa = (cache + bypass + cleaning write sectors) / host write sectors
+    (docs/dm-smr.rst); None where no host write was counted (the
+    interval's wa during cleaning with no host writes). [] when the
+    samples do not carry the counters."""
+    keys = ("host_write_sectors", "cache_write_sectors", "bypass_write_sectors",
+            "clean_write_sectors")
+    out = []
+    prev = None
+    for s in samples:
+        if not all(isinstance(s.get(k), (int, float)) for k in keys):
+            return []
+        host, dev = s[keys[0]], s[keys[1]] + s[keys[2]] + s[keys[3]]
+        step = None
+        if prev and host > prev[0]:
+            step = (dev - prev[1]) / float(host - prev[0])
+        out.append((s["t"], dev / float(host) if host else None, step))
+        prev = (host, dev)
+    return out
 
 
 def event_spans(events, t0):

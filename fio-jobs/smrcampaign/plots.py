@@ -11,10 +11,16 @@ status.csv, events.json) and the summary rows:
   clean_start/clean_done events when recorded, else from the sampled
   status state), the cache occupancy on a second axis (drive-managed),
   the end of fio marked;
+- plots/ID-latency.png for every run with a latency histogram log:
+  the throughput over the write completion latency p50/p99/max per
+  second (and the write amplification over time when the status samples
+  carry its counters), cleaning shaded as above;
+- plots/JOB-DEVICE-policies.png for drive-managed runs that differ only
+  in their policy: written MiB/s over time, one line per policy;
 - plots/cleaning-by-policy.png when there are drive-managed runs:
-  cleaning time (foreground and background during the run, and the wait
-  for cleaning after it) and write amplification per run, labelled by
-  job and policy;
+  cleaning time (foreground and background while fio ran, and the
+  cleaning after it, each counted once: see cleaning_bars) and write
+  amplification per run, labelled by job and policy;
 - plots/ID-damage.png for every caveat run with a status timeline:
   blocks damaged, live blocks damaged and valid blocks over time.
 
@@ -23,28 +29,82 @@ Returns a list of {"file": path relative to out, "what": description,
 """
 
 import os
+import re
 
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .model import cleaning_spans, event_spans, read_events, read_status_csv  # noqa: E402
+from .model import (cleaning_spans, event_spans, read_events, read_status_csv,  # noqa: E402
+                    wa_timeline)
 
 SHADE = {"clean-fg": ("#d62728", "foreground cleaning"),
          "clean-bg": ("#2ca02c", "background cleaning"),
          "clean-manual": ("#1f77b4", "manual cleaning")}
 
 
-def _read_bw(path):
+def _read_csv(path, ncols):
+    """A per-second CSV of the summary (bw.csv, lat.csv) -> [(t, the
+    next ncols - 1 columns as floats)]; [] if it is missing."""
     rows = []
     if not os.path.exists(path):
         return rows
     with open(path) as f:
         next(f, None)
         for line in f:
-            t, r, w = line.strip().split(",")
-            rows.append((int(t), float(r), float(w)))
+            p = line.strip().split(",")
+            rows.append((int(p[0]),) + tuple(float(x) for x in p[1:ncols]))
     return rows
+
+
+def _read_bw(path):
+    """bw.csv -> [(t, read MiB/s, written MiB/s)]."""
+    return _read_csv(path, 3)
+
+
+def _read_lat(path):
+    """lat.csv -> [(t, p50, p99, max in ms)]."""
+    return _read_csv(path, 4)
+
+
+def _spans(rd, samples):
+    """The run's cleaning periods and where they come from: smrd's
+    events when recorded, else the sampled status state."""
+    spans = []
+    try:
+        with open(os.path.join(rd, "t0")) as f:
+            t0 = float(f.read()) / 1000.0
+        spans = event_spans(read_events(os.path.join(rd, "events.json")), t0)
+    except (OSError, ValueError):
+        pass
+    if spans:
+        return spans, "smrd events"
+    return cleaning_spans(samples), "sampled status" if samples else "no device status"
+
+
+def _shade(ax, spans, seen):
+    """Shade the cleaning periods on ax (labelled once per state in
+    seen)."""
+    for a, b, st in spans:
+        color, label = SHADE.get(st, ("#7f7f7f", st))
+        ax.axvspan(a, max(b, a + 0.2), color=color, alpha=0.18 if st != "clean-fg" else 0.25,
+                   lw=0, label=None if st in seen else label)
+        seen.add(st)
+
+
+def _plot_bw(ax, bw):
+    t = [x[0] + 0.5 for x in bw]
+    if any(x[2] for x in bw):
+        ax.plot(t, [x[2] for x in bw], color="black", lw=1.2, label="written (MiB/s)")
+    if any(x[1] for x in bw):
+        ax.plot(t, [x[1] for x in bw], color="tab:purple", lw=1.0, label="read (MiB/s)")
+
+
+def _title(row):
+    title = "%s on %s (%s)" % (row["job"], row["device"], row.get("model"))
+    if row.get("varied"):
+        title += " " + row["varied"]
+    return title
 
 
 def throughput(out, row):
@@ -53,29 +113,12 @@ def throughput(out, row):
     if not bw:
         return None
     samples = read_status_csv(os.path.join(rd, "status.csv"))
-    spans = []
-    try:
-        with open(os.path.join(rd, "t0")) as f:
-            t0 = float(f.read()) / 1000.0
-        spans = event_spans(read_events(os.path.join(rd, "events.json")), t0)
-    except (OSError, ValueError):
-        pass
-    src = "smrd events"
-    if not spans:
-        spans = cleaning_spans(samples)
-        src = "sampled status" if samples else "no device status"
+    spans, src = _spans(rd, samples)
     fig, ax = plt.subplots(figsize=(10, 4.5))
     t = [x[0] + 0.5 for x in bw]
-    if any(x[2] for x in bw):
-        ax.plot(t, [x[2] for x in bw], color="black", lw=1.2, label="written (MiB/s)")
-    if any(x[1] for x in bw):
-        ax.plot(t, [x[1] for x in bw], color="tab:purple", lw=1.0, label="read (MiB/s)")
+    _plot_bw(ax, bw)
     seen = set()
-    for a, b, st in spans:
-        color, label = SHADE.get(st, ("#7f7f7f", st))
-        ax.axvspan(a, max(b, a + 0.2), color=color, alpha=0.18 if st != "clean-fg" else 0.25,
-                   lw=0, label=None if st in seen else label)
-        seen.add(st)
+    _shade(ax, spans, seen)
     end = row.get("fio_end_s")
     if end not in (None, ""):
         ax.axvline(float(end), color="gray", ls="--", lw=1, label="fio ended")
@@ -97,9 +140,7 @@ def throughput(out, row):
         h2, l2 = [], []
     h, l_ = ax.get_legend_handles_labels()
     fig.legend(h + h2, l_ + l2, loc="lower center", ncol=5, fontsize=8, frameon=False)
-    title = "%s on %s (%s)" % (row["job"], row["device"], row.get("model"))
-    if row.get("varied"):
-        title += " " + row["varied"]
+    title = _title(row)
     sub = "throughput per second" + ("; cleaning shaded (from %s)" % src if samples else "")
     ax.set_title(title + "\n" + sub, fontsize=10)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
@@ -110,6 +151,111 @@ def throughput(out, row):
     return {"file": rel, "run": row["run"], "what": "%s (%s)" % (what, row["run"])}
 
 
+def latency(out, row):
+    """plots/ID-latency.png: throughput per second over completion
+    latency p50/p99/max per second (the histogram logs, lat.csv), and
+    the write amplification over time when the status samples carry its
+    counters; cleaning shaded on each."""
+    rd = os.path.join(out, "runs", row["run"])
+    lat = _read_lat(os.path.join(rd, "lat.csv"))
+    if not lat:
+        return None
+    bw = _read_bw(os.path.join(rd, "bw.csv"))
+    samples = read_status_csv(os.path.join(rd, "status.csv"))
+    spans, src = _spans(rd, samples)
+    wa = wa_timeline(samples)
+    n = 3 if wa else 2
+    fig, axes = plt.subplots(n, 1, figsize=(10, 2.6 * n + 1), sharex=True)
+    seen = set()
+    _plot_bw(axes[0], bw)
+    axes[0].set_ylabel("MiB/s")
+    axes[0].set_ylim(bottom=0)
+    t = [x[0] + 0.5 for x in lat]
+    ax = axes[1]
+    ax.plot(t, [x[3] for x in lat], color="tab:gray", lw=0.8, label="max")
+    ax.plot(t, [x[2] for x in lat], color="tab:red", lw=1.2, label="p99")
+    ax.plot(t, [x[1] for x in lat], color="tab:blue", lw=1.2, label="p50")
+    ax.set_yscale("log")
+    ax.set_ylabel("write completion latency (ms)")
+    if wa:
+        ax = axes[2]
+        ax.plot([x[0] for x in wa if x[1] is not None], [x[1] for x in wa if x[1] is not None],
+                color="tab:blue", lw=1.2, label="write amplification (cumulative)")
+        ax.plot([x[0] for x in wa if x[2] is not None], [x[2] for x in wa if x[2] is not None],
+                color="tab:cyan", lw=0.8, ls=":", label="write amplification per sample")
+        ax.set_ylabel("device writes / host writes")
+        ax.set_ylim(bottom=0)
+    for ax in axes:
+        _shade(ax, spans, seen)
+        ax.legend(loc="upper right", fontsize=7)
+    end = row.get("fio_end_s")
+    if end not in (None, ""):
+        for ax in axes:
+            ax.axvline(float(end), color="gray", ls="--", lw=1)
+    axes[0].set_xlim(left=0)
+    axes[-1].set_xlabel("seconds since fio was started")
+    axes[0].set_title(_title(row) + "\nthroughput, write latency per second%s%s" % (
+        ", write amplification" if wa else "",
+        "; cleaning shaded (from %s)" % src if spans else ""), fontsize=10)
+    fig.tight_layout()
+    rel = os.path.join("plots", "%s-latency.png" % row["run"])
+    fig.savefig(os.path.join(out, rel), dpi=90)
+    plt.close(fig)
+    return {"file": rel, "run": row["run"],
+            "what": "write latency p50/p99/max per second%s over time (%s)" % (
+                ", throughput and write amplification" if wa else " and throughput", row["run"])}
+
+
+def policy_groups(rows):
+    """Runs that differ only in their policy (same job, device and other
+    varied values), for the overlay chart: {key: [rows]} with two or
+    more policies each."""
+    groups = {}
+    for r in rows:
+        if r.get("model") != "drive-managed":
+            continue
+        rest = " ".join(v for v in (r.get("varied") or "").split() if not v.startswith("policy="))
+        groups.setdefault((r["job"], r["device"], rest), []).append(r)
+    return {k: v for k, v in groups.items()
+            if len({r.get("policy") or "fifo" for r in v}) > 1}
+
+
+def policies(out, rows):
+    """plots/JOB-DEVICE[-REST]-policies.png: throughput over time, one
+    line per policy, for each group of policy_groups."""
+    figs = []
+    for (job, dev, rest), group in sorted(policy_groups(rows).items()):
+        fig, ax = plt.subplots(figsize=(10, 4.5))
+        drawn = 0
+        for r in group:
+            bw = _read_bw(os.path.join(out, "runs", r["run"], "bw.csv"))
+            if bw:
+                ax.plot([x[0] + 0.5 for x in bw], [x[2] for x in bw], lw=1.1,
+                        label=r.get("policy") or "fifo")
+                drawn += 1
+        if not drawn:
+            plt.close(fig)
+            continue
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("seconds since fio was started")
+        ax.set_ylabel("written (MiB/s)")
+        ax.legend(title="policy", fontsize=8)
+        ax.set_title("%s on %s%s: throughput per second by cleaning policy" % (
+            job, dev, " (%s)" % rest if rest else ""), fontsize=10)
+        fig.tight_layout()
+        # Varied values may hold "/" or spaces: the same characters as run ids.
+        name = re.sub(r"[^A-Za-z0-9_.=-]+", "_",
+                      "-".join([job, dev] + ([rest.replace(" ", "-")] if rest else [])))
+        rel = os.path.join("plots", "%s-policies.png" % name)
+        fig.savefig(os.path.join(out, rel), dpi=90)
+        plt.close(fig)
+        figs.append({"file": rel, "run": None,
+                     "what": "throughput over time per policy (%s on %s%s)" % (
+                         job, dev, ", " + rest if rest else "")})
+    return figs
+
+
 def _f(v):
     try:
         return float(v)
@@ -117,20 +263,32 @@ def _f(v):
         return 0.0
 
 
-def by_policy(out, rows):
+def cleaning_bars(rows):
+    """The bars of the cleaning chart: (runs, labels, foreground and
+    background seconds while fio ran, seconds of cleaning after it, wa).
+    The device's clean_ms_fg/bg count the cleaning after the job too:
+    the figures while fio ran (clean_*_run_s, summary) keep it from
+    being counted twice."""
     dm = [r for r in rows if r.get("model") == "drive-managed" and r.get("status_samples")]
-    if not dm:
-        return None
     labels = ["%s\n%s" % (r["job"], r.get("policy") or "fifo") for r in dm]
-    fg = [_f(r.get("clean_ms_fg")) / 1000 for r in dm]
-    bg = [_f(r.get("clean_ms_bg")) / 1000 for r in dm]
+    fg = [_f(r["clean_fg_run_s"]) if "clean_fg_run_s" in r else _f(r.get("clean_ms_fg")) / 1000
+          for r in dm]
+    bg = [_f(r["clean_bg_run_s"]) if "clean_bg_run_s" in r else
+          max(0.0, _f(r.get("clean_ms_bg")) / 1000 - _f(r.get("cleaning_s"))) for r in dm]
     after = [_f(r.get("cleaning_s")) for r in dm]
     wa = [_f(r.get("wa")) for r in dm]
+    return dm, labels, fg, bg, after, wa
+
+
+def by_policy(out, rows):
+    dm, labels, fg, bg, after, wa = cleaning_bars(rows)
+    if not dm:
+        return None
     x = list(range(len(dm)))
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(dm) + 3), 4.5))
     w = 0.27
-    a1.bar([i - w for i in x], fg, w, color=SHADE["clean-fg"][0], label="foreground (clean_ms_fg)")
-    a1.bar(x, bg, w, color=SHADE["clean-bg"][0], label="background (clean_ms_bg)")
+    a1.bar([i - w for i in x], fg, w, color=SHADE["clean-fg"][0], label="foreground, while fio ran")
+    a1.bar(x, bg, w, color=SHADE["clean-bg"][0], label="background, while fio ran")
     a1.bar([i + w for i in x], after, w, color="tab:gray", label="after the job (wait-clean)")
     a1.set_xticks(x)
     a1.set_xticklabels(labels, fontsize=8)
@@ -189,9 +347,11 @@ def draw_all(out, rows):
     figs = []
     for r in rows:
         figs.append(throughput(out, r))
+        figs.append(latency(out, r))
         if r.get("model") == "caveat":
             figs.append(damage(out, r))
     figs.append(by_policy(out, rows))
+    figs += policies(out, rows)
     figs = [f for f in figs if f]
     by_run = {}
     for f in figs:

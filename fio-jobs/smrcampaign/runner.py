@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The runner: a Campaign runs each run of a matrix (device set-up from
-devices, fio from fiorun), records its row, and at the end draws the
-plots (plots, when matplotlib is there) and writes the summary.
+devices, fio from fiorun), records its row (runs/ID/row.json) and
+rewrites the summary after each run; at the end it draws the plots
+(plots, when matplotlib is there) and writes the summary.
 """
 
 import json
@@ -15,7 +16,7 @@ import time
 from .devices import DeviceSetup, Sampler, find_tool, run_cmd
 from .fiorun import FioRunner, write_job_file
 from .matrix import JOB_KEYS, MatrixError, parse_size
-from .summary import analyse_run, brief, write_summary
+from .summary import ROW_DEVICE_KEYS, analyse_run, brief, save_row, write_summary
 
 
 def log(msg):
@@ -56,8 +57,7 @@ class Campaign(DeviceSetup, FioRunner):
         o, model = run["dev"], run["dev"]["model"]
         row = {"run": rid, "job": run["job"], "device": run["device"], "model": model,
                "jobfile": os.path.basename(run["file"]), "status": "ok", "error": ""}
-        for k in ("size", "band", "cache", "idle_ms", "policy", "seq_bypass", "zone",
-                  "conv", "max_open", "did", "dnor", "fs", "profile"):
+        for k in ROW_DEVICE_KEYS:
             row[k] = o.get(k, "")
         row["varied"] = " ".join("%s=%s" % kv for kv in run["varied"].items())
         desc = ", ".join("%s=%s" % kv for kv in run["varied"].items())
@@ -102,7 +102,8 @@ class Campaign(DeviceSetup, FioRunner):
             if name:
                 sampler = Sampler(name, os.path.join(rundir, "status.csv"), t0, self.sample_s)
                 sampler.start()
-            row.update(self.run_fio(run, rundir, jobf, t0, sampler))
+            row.update(self.run_fio(run, rundir, jobf, t0, sampler,
+                                    dev=None if self.clients else path, mnt=mnt))
             fio_end = time.time() - t0
             row["fio_end_s"] = round(fio_end, 3)
             if mnt:
@@ -146,6 +147,9 @@ class Campaign(DeviceSetup, FioRunner):
                         f.write(st + "\n")
                 self.remove(name)
         row.update(analyse_run(rundir, row))
+        if row.get("warning"):
+            self.say("  warning: %s" % row["warning"])
+        save_row(rundir, row)
         self.rows.append(row)
         self.say("  %s: %s" % (row["status"], brief(row)))
         return row
@@ -160,10 +164,14 @@ class Campaign(DeviceSetup, FioRunner):
         self.say("devices via %s; events %s" % (
             "smrctl (%s)" % self.smrctl if self.smrctl else "dmsetup (smrctl not found)",
             "from smrd (%s)" % self.smrd if self.smrd else "not recorded (smrd not found)"))
-        for r in runs:
-            if only and r["id"] not in only and str(r["index"]) not in only:
-                continue
+        todo = [r for r in runs if not only or r["id"] in only or str(r["index"]) in only]
+        for r in todo:
             self.run_one(r, len(runs))
+            if len(self.rows) < len(todo):
+                # an interrupted campaign leaves the summary of the
+                # runs it finished
+                write_summary(self.out, self.m.name, self.rows, [], time.time() - self.t_start,
+                              plotted=False, planned=len(todo))
         return self.finish()
 
     def finish(self):

@@ -23,7 +23,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "fio-jobs"))
-from smrcampaign import (devices, fiolog, fiorun, matrix, model,  # noqa: E402
+from smrcampaign import (cli, devices, fiolog, fiorun, matrix, model,  # noqa: E402
                          runner, summary)
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -268,6 +268,27 @@ class FioOutputTest(unittest.TestCase):
         self.assertEqual([p["job"] for p in s["phases"]], ["writers", "writers", "reader"])
         self.assertGreater(s["write_lat_ms_mean"], 0)
 
+    def test_p99_merged(self):
+        """p99 over every job's writes, from their histograms (json+),
+        not the largest job's p99 (data/jsonplus: a 4k and a 1M writer,
+        fio 3.33 --output-format=json+)."""
+        j = fiolog.load_fio_json(os.path.join(DATA, "jsonplus", "fio.json"))
+        jobs = [e["write"]["clat_ns"] for e in j["jobs"]]
+        for c in jobs:   # one job: fio's own figure
+            b = {int(k): v for k, v in c["bins"].items()}
+            self.assertEqual(fiolog.bins_percentile(b, 99.0), c["percentile"]["99.000000"])
+            self.assertEqual(fiolog.bins_percentile(b, 50.0), c["percentile"]["50.000000"])
+        lat = sorted(int(k) for c in jobs for k, n in c["bins"].items() for _ in range(n))
+        want = lat[-(-len(lat) * 99 // 100) - 1]    # the ceil(0.99 n)-th latency
+        s = fiolog.fio_summary(j)
+        self.assertEqual(s["write_clat_p99_from"], "merged histograms")
+        self.assertAlmostEqual(s["write_clat_ms_p99"], want / 1e6)
+        top = max(c["percentile"]["99.000000"] for c in jobs)
+        self.assertLess(s["write_clat_ms_p99"], top / 1e6)
+        # without histograms (plain json): said to be an upper bound
+        s = fiolog.fio_summary(fiolog.load_fio_json(os.path.join(DATA, "local", "fio.json")))
+        self.assertEqual(s["write_clat_p99_from"], "max of jobs (upper bound)")
+
     def test_client(self):
         j = fiolog.load_fio_json(os.path.join(DATA, "client", "fio.json"))
         s = fiolog.fio_summary(j)
@@ -386,6 +407,130 @@ class FioOutputTest(unittest.TestCase):
             shutil.rmtree(d)
 
 
+FAKE_FIO = """#!/bin/sh
+# a fio that hangs: a worker (child) holding the device open, and the
+# parent; both ignore nothing but never end
+exec 3<"$DEVICE"
+if [ -n "$ESCAPE" ]; then   # a holder in a session of its own
+    setsid sh -c 'echo $$ > "$PIDS/escaped"; exec sleep 300' &
+fi
+sleep 300 &
+echo $! > "$PIDS/child"
+echo $$ > "$PIDS/parent"
+wait
+"""
+
+
+def alive(pid):
+    """A process exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class FakeRunner(fiorun.FioRunner):
+    kill_grace_s = 0.5
+
+    def __init__(self, fio, timeout):
+        self.fio, self.clients, self.progress_s = fio, [], 0
+        self.m = type("M", (), {"campaign": {"timeout": str(timeout)}})()
+        self.said = []
+
+    def say(self, msg):
+        self.said.append(msg)
+
+
+class TimeoutTest(unittest.TestCase):
+    """A fio timeout kills fio's whole process group and checks that
+    the device is free before the campaign goes on."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="campaign-timeout.")
+        self.fio = os.path.join(self.d, "fio")
+        with open(self.fio, "w") as f:
+            f.write(FAKE_FIO)
+        os.chmod(self.fio, 0o755)
+        self.dev = os.path.join(self.d, "dev.img")
+        with open(self.dev, "wb") as f:
+            f.write(b"\0" * 4096)
+        os.environ["DEVICE"], os.environ["PIDS"] = self.dev, self.d
+        self.run_ = {"jobopts": {}}
+
+    def tearDown(self):
+        for k in ("DEVICE", "PIDS", "ESCAPE"):
+            os.environ.pop(k, None)
+        for n in ("child", "parent", "escaped"):
+            try:
+                os.kill(int(read(os.path.join(self.d, n))), 9)
+            except (OSError, ValueError):
+                pass
+        shutil.rmtree(self.d)
+
+    def test_kills_workers(self):
+        r = FakeRunner(self.fio, 1)
+        t = time.time()
+        with self.assertRaises(RuntimeError) as e:
+            r.run_fio(self.run_, self.d, "job.fio", t, None, dev=self.dev)
+        self.assertIn("timeout", str(e.exception))
+        self.assertIn("killed with its workers", str(e.exception))
+        for n in ("parent", "child"):
+            self.assertFalse(alive(int(read(os.path.join(self.d, n)))), n)
+        self.assertEqual(devices.holders(self.dev), [])
+
+    def test_device_still_busy(self):
+        r = FakeRunner(self.fio, 1)
+        with open(self.dev) as held:                 # a holder outside fio's group
+            self.assertIn(os.getpid(), [p for p, c in devices.holders(self.dev)])
+            with self.assertRaises(RuntimeError) as e:
+                r.run_fio(self.run_, self.d, "job.fio", time.time(), None, dev=self.dev)
+            held.close()
+        self.assertIn("before fio: %s still held open by pid %d" % (self.dev, os.getpid()),
+                      str(e.exception))
+        self.assertFalse(os.path.exists(os.path.join(self.d, "parent")))   # not started
+        # a holder fio's group kill cannot reach: the run fails, saying so
+        os.environ["ESCAPE"] = "1"
+        with self.assertRaises(RuntimeError) as e:
+            r.run_fio(self.run_, self.d, "job.fio", time.time(), None, dev=self.dev)
+        esc = int(read(os.path.join(self.d, "escaped")))
+        self.assertIn("timeout), killed with its workers, but: %s still held open by pid %d"
+                      % (self.dev, esc), str(e.exception))
+        self.assertFalse(alive(int(read(os.path.join(self.d, "child")))))
+
+    def test_interrupt_kills_workers(self):
+        """Ctrl-C or a harness's SIGTERM while fio runs: fio (in a session
+        of its own) and its workers are stopped before the error goes on."""
+        r = FakeRunner(self.fio, 60)
+        calls = []
+
+        def interrupted(p, t0, timeout, sampler):
+            for _ in range(100):                    # until the child is up
+                if os.path.exists(os.path.join(self.d, "child")):
+                    break
+                time.sleep(0.05)
+            calls.append(p.pid)
+            raise KeyboardInterrupt
+        r.wait_fio = interrupted
+        with self.assertRaises(KeyboardInterrupt):
+            r.run_fio(self.run_, self.d, "job.fio", time.time(), None, dev=self.dev)
+        self.assertEqual(len(calls), 1)
+        for n in ("parent", "child"):
+            self.assertFalse(alive(int(read(os.path.join(self.d, n)))), n)
+
+    def test_char_device_is_not_the_block_device(self):
+        """A character device with the block device's major:minor (rtc0
+        or a gpiochip often shares dm's 254) does not hold the device."""
+        import stat as st_mod
+        null = os.stat("/dev/null")
+        blk = os.stat_result((st_mod.S_IFBLK | 0o600, 0, 0, 1, 0, 0, 0, 0, 0, 0),
+                             {"st_rdev": null.st_rdev})
+        self.assertFalse(devices._same_file("/dev/null", "/dev/null", blk, None))
+        with open(self.dev) as f:                   # a regular file: by inode
+            fd = "/proc/self/fd/%d" % f.fileno()
+            self.assertTrue(devices._same_file(fd, self.dev, os.stat(self.dev), None))
+
+
 def synth_status(t_full, n, fg_from, bg_after):
     """A drive-managed timeline: the cache fills linearly until t_full,
     foreground cleaning from fg_from until n, background after that
@@ -420,6 +565,41 @@ class AnalysisTest(unittest.TestCase):
         idle = [(0, 0, 10.0), (1, 0, 0.0), (2, 0, 0.0), (3, 0, 0.0), (4, 0, 12.0)]
         self.assertEqual(summary.phase_figures(idle, [dict(x, cache_used=0) for x in s], 5.0)[0],
                          11.0)
+
+    def test_cleaning_counted_once(self):
+        """clean_ms_bg in the final status includes the cleaning after
+        the job, which cleaning_s (the wait for cleaning) measures too:
+        the chart's background bar is the cleaning while fio ran."""
+        d = tempfile.mkdtemp()
+        try:
+            rows = synth_status(1, 4, 2, 8)
+            for r in rows:      # 1 s of bg cleaning per second, fg while fio ran
+                r["clean_ms_fg"] = 500 * min(r["t"], 4)
+                r["clean_ms_bg"] = 1000 * max(0, r["t"] - 4)
+            with open(os.path.join(d, "status.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
+            with open(os.path.join(d, "status.final"), "w") as f:
+                f.write(DM_LINE.replace("clean-fg", "idle") + "\n")   # fg 40912 ms, bg 9811 ms
+            row = {"run": "r", "job": "j", "device": "dm", "model": "drive-managed",
+                   "fio_end_s": 5.0, "cleaning_s": 5.5}
+            row.update(summary.analyse_run(d, row))
+            self.assertEqual((row["clean_fg_run_s"], row["clean_bg_run_s"]), (2.0, 1.0))
+            # without a timeline: the final counter less the cleaning after
+            os.remove(os.path.join(d, "status.csv"))
+            row = {"run": "r", "job": "j", "device": "dm", "model": "drive-managed",
+                   "fio_end_s": 5.0, "cleaning_s": 5.5}
+            row.update(summary.analyse_run(d, row))
+            self.assertAlmostEqual(row["clean_bg_run_s"], 9.811 - 5.5)
+            self.assertAlmostEqual(row["clean_fg_run_s"], 40.912)
+            if HAVE_MPL:
+                from smrcampaign import plots
+                row["status_samples"] = 1
+                dm, labels, fg, bg, after, wa = plots.cleaning_bars([row])
+                self.assertAlmostEqual(bg[0] + after[0], 9.811)   # not 9.811 + 5.5
+        finally:
+            shutil.rmtree(d)
 
     def test_event_spans(self):
         ev = [{"ts": 100.0, "family": "smrd", "event": "subscribed"},
@@ -532,6 +712,281 @@ class SummaryPlotTest(unittest.TestCase):
         self.assertEqual(j, json.loads(json.dumps(doc)))
         self.assertEqual(len(j["figures"]), 5)
         self.assertIn("campaign t: 3 runs", txt)
+
+
+class LatencyTest(unittest.TestCase):
+    """Per-second latency percentiles from fio's histogram logs
+    (data/hist, synthetic), the write amplification timeline, the
+    latency and per-policy plots."""
+
+    HIST = os.path.join(DATA, "hist")
+    T0 = 1795000000000
+
+    def test_bucket_values(self):
+        self.assertEqual(fiolog.plat_idx_to_val(100), 100)
+        self.assertEqual(fiolog.plat_idx_to_val(128), 129)          # [128, 130)
+        self.assertEqual(fiolog.plat_idx_to_val(160, 0.0), 192)
+        self.assertEqual(fiolog.coarse_bin_val(10, 4), 208)         # [192, 224)
+        self.assertEqual(fiolog.coarse_bin_val(5, 4, 1.0), 95)      # exact below 128
+
+    def test_read_hist_logs(self):
+        files = fiolog.hist_log_files(self.HIST)
+        self.assertEqual([os.path.basename(f) for f in files],
+                         ["lat_clat_hist.1.log", "lat_clat_hist.2.log"])
+        bad = []
+        lat = fiolog.read_hist_logs(files, self.T0, skipped=bad)
+        v = fiolog.coarse_bin_val
+        # second 0: 97 I/Os in bucket 10, 2 in 40, 1 in 60 (job 1), 100
+        # in 20 (job 2): p50 in 20, p99 (the 198th) in 40, max the top
+        # of 60; the read line does not count
+        self.assertEqual(lat, [(0, v(20, 4), v(40, 4), v(60, 4, 1.0), 200),
+                               (1, v(5, 4), v(5, 4), 95.0, 10)])
+        self.assertEqual([(os.path.basename(f), n) for f, n, t in bad], [("lat_clat_hist.1.log", 4)])
+        self.assertEqual(fiolog.read_hist_logs(files, self.T0, ddir=0)[0][1], v(100, 4))
+
+    def test_wa_timeline(self):
+        rows = [{"t": float(i), "host_write_sectors": 100 * min(i, 2),
+                 "cache_write_sectors": 100 * min(i, 2), "bypass_write_sectors": 0,
+                 "clean_write_sectors": 50 * i} for i in range(4)]
+        self.assertEqual(model.wa_timeline(rows), [(0.0, None, None), (1.0, 1.5, 1.5),
+                                                   (2.0, 1.5, 1.5), (3.0, 1.75, None)])
+        self.assertEqual(model.wa_timeline([{"t": 0.0, "writes": 1}]), [])
+
+    @unittest.skipUnless(HAVE_MPL, "needs python3-matplotlib")
+    def test_plots(self):
+        out = tempfile.mkdtemp(prefix="campaign-lat.")
+        try:
+            rows = []
+            for pol in ("fifo", "greedy"):
+                rid = "0%d-burst-dm-policy=%s" % (len(rows) + 1, pol)
+                d = os.path.join(out, "runs", rid)
+                shutil.copytree(self.HIST, d)
+                with open(os.path.join(d, "t0"), "w") as f:
+                    f.write("%d\n" % self.T0)
+                with open(os.path.join(d, "bw.csv"), "w") as f:
+                    f.write("t,read_mibs,write_mibs\n0,0,8.0\n1,0,%s\n" % (4 if pol == "fifo" else 6))
+                st = synth_status(1, 4, 2, 8)
+                for r in st:
+                    r.update(cache_write_sectors=r["host_write_sectors"], bypass_write_sectors=0,
+                             clean_write_sectors=1024 * r["t"])
+                with open(os.path.join(d, "status.csv"), "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=list(st[0]))
+                    w.writeheader()
+                    w.writerows(st)
+                row = {"run": rid, "job": "burst", "device": "dm", "model": "drive-managed",
+                       "policy": pol, "varied": "policy=" + pol, "status": "ok", "fio_end_s": 2.0}
+                row.update(summary.analyse_run(d, row))
+                self.assertEqual((row["lat_seconds"], row["lat_bad_lines"]), (2, 1))
+                self.assertEqual(read(os.path.join(d, "lat.csv")).splitlines()[1],
+                                 "0,%.4f,%.4f,%.4f,200" % (fiolog.coarse_bin_val(20, 4) / 1e6,
+                                                           fiolog.coarse_bin_val(40, 4) / 1e6,
+                                                           fiolog.coarse_bin_val(60, 4, 1.0) / 1e6))
+                rows.append(row)
+            figs = {f["file"]: f for f in runner.draw_plots(out, rows)}
+            for n in ("plots/01-burst-dm-policy=fifo-latency.png", "plots/burst-dm-policies.png"):
+                self.assertIn(n, figs)
+                self.assertTrue(is_png(os.path.join(out, n)), n)
+            self.assertIn("write amplification",
+                          figs["plots/01-burst-dm-policy=fifo-latency.png"]["what"])
+        finally:
+            shutil.rmtree(out)
+
+
+class RemoteTest(unittest.TestCase):
+    """Client/server runs: IPv6 client addresses; the logs of a fio
+    server whose clock is off put on the runner's clock."""
+
+    def test_clients(self):
+        for c, want, arg in (("box1", ("box1", None), "--client=ip:box1"),
+                             ("box2:8766", ("box2", "8766"), "--client=ip:box2,8766"),
+                             ("10.0.0.1:9", ("10.0.0.1", "9"), "--client=ip:10.0.0.1,9"),
+                             ("::1", ("::1", None), "--client=ip6:::1"),
+                             ("fe80::1:2", ("fe80::1:2", None), "--client=ip6:fe80::1:2"),
+                             ("[::1]:8765", ("::1", "8765"), "--client=ip6:::1,8765"),
+                             ("[2001:db8::7]", ("2001:db8::7", None), "--client=ip6:2001:db8::7")):
+            self.assertEqual(fiorun.parse_client(c), want, c)
+            self.assertEqual(fiorun.client_arg(c), arg, c)
+        for bad in ("[::1", "[::1]x", "box:port", ":80", "[::1]:"):
+            self.assertRaises(ValueError, fiorun.parse_client, bad)
+        p = subprocess.run([sys.executable, CAMPAIGN, "--client", "[::1", "x.ini"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("bad --client '[::1'", p.stderr)
+
+    def test_remote_clock(self):
+        d = tempfile.mkdtemp()
+        try:
+            for f in os.listdir(os.path.join(DATA, "client")):
+                shutil.copy(os.path.join(DATA, "client", f), d)
+            logs = fiolog.bw_log_files(d)
+            t0 = min(fiolog.first_log_time(x) for x in logs) - 1000
+            want = fiolog.read_bw_logs(logs, t0)
+            # the server's clock is an hour ahead of the runner's
+            for f in logs:
+                lines = read(f).splitlines(True)
+                with open(f, "w") as fh:
+                    for line in lines:
+                        t, rest = line.split(",", 1)
+                        fh.write("%d,%s" % (int(t) + 3600000, rest))
+            with open(os.path.join(d, "t0"), "w") as f:
+                f.write("%d\n" % t0)
+            row = {"run": "r", "model": "file", "status": "ok"}
+            row.update(summary.analyse_run(d, row))
+            self.assertEqual(row["clock_offsets_ms"], "127.0.0.1=-3600000")
+            got = [tuple(float(x) for x in line.split(","))
+                   for line in read(os.path.join(d, "bw.csv")).splitlines()[1:]]
+            self.assertEqual(len(got), len(want))
+            for g, w in zip(got, want):
+                self.assertEqual(g[0], w[0])
+                self.assertAlmostEqual(g[2], w[2], delta=0.01)
+            # the job's start from fio's JSON when it has it
+            j = {"client_stats": [
+                {"jobname": "a", "hostname": "::1", "job_start": 5000, "job_runtime": 10},
+                {"jobname": "b", "hostname": "::1", "timestamp_ms": 9000, "job_runtime": 3000},
+                {"jobname": "All clients", "hostname": "::1", "job_start": 1}]}
+            off = fiolog.host_offsets(j, ["/x/bw_bw.1.log.::1", "/x/bw_bw.1.log"], 60000)
+            self.assertEqual(off, {"/x/bw_bw.1.log.::1": 60000 - 5000})
+            # a clock within CLOCK_SKEW_MS of the runner's is left alone:
+            # fio's start-up is not a clock difference
+            self.assertEqual(fiolog.host_offsets(j, ["/x/bw_bw.1.log.::1"], 8000), {})
+            self.assertEqual(fiolog.log_host("/x/lat_clat_hist.2.log.::1"), "::1")
+        finally:
+            shutil.rmtree(d)
+
+
+class RunOrderTest(unittest.TestCase):
+    def test_numeric(self):
+        """--plot lists run 100 after run 11, not before it."""
+        self.assertEqual(sorted(["11-a", "100-b", "02-c", "x"], key=summary.run_order),
+                         ["02-c", "11-a", "100-b", "x"])
+
+
+class InterruptTest(unittest.TestCase):
+    """The summary is written as runs finish; --plot rebuilds it from
+    runs/ alone; a damaged bandwidth log does not stop the analysis;
+    the wait for cleaning says how far it is."""
+
+    def setUp(self):
+        self.out = tempfile.mkdtemp(prefix="campaign-interrupt.")
+
+    def tearDown(self):
+        shutil.rmtree(self.out)
+
+    def rundir(self, rid):
+        d = os.path.join(self.out, "runs", rid)
+        shutil.copytree(os.path.join(DATA, "local"), d)
+        t0 = min(fiolog.first_log_time(x) for x in fiolog.bw_log_files(d)) - 1000
+        with open(os.path.join(d, "t0"), "w") as f:
+            f.write("%d\n" % t0)
+        return d
+
+    def test_summary_after_each_run(self):
+        mpath = os.path.join(self.out, "m.ini")
+        with open(mpath, "w") as f:
+            f.write("[campaign]\nname = t\n")
+        m = type("M", (), {"path": mpath, "name": "t", "campaign": {}})()
+        out = os.path.join(self.out, "res")
+        test = self
+
+        class Interrupted(runner.Campaign):
+            def run_one(self, run, total):
+                if run["index"] == 2:
+                    raise KeyboardInterrupt
+                d = os.path.join(self.out, "runs", run["id"])
+                shutil.copytree(os.path.join(DATA, "local"), d)
+                row = {"run": run["id"], "job": "j", "device": "f", "model": "file",
+                       "status": "ok", "error": "", "varied": ""}
+                row.update(summary.analyse_run(d, row))
+                summary.save_row(d, row)
+                self.rows.append(row)
+                return row
+        c = Interrupted(m, out, use_smrctl=False, use_smrd=False, plots=False)
+        runs = [{"id": "0%d-j-f" % i, "index": i} for i in (1, 2, 3)]
+        with self.assertRaises(KeyboardInterrupt):
+            c.run(runs)
+        j = json.loads(read(os.path.join(out, "summary.json")))
+        test.assertEqual([r["run"] for r in j["runs"]], ["01-j-f"])
+        test.assertEqual(j["planned"], 3)
+        txt = read(os.path.join(out, "summary.txt"))
+        self.assertIn("campaign t: 1 of 3 runs so far", txt)
+        self.assertIn("--plot %s" % out, txt)
+        # --plot from runs/ alone: no summary.json, a run without row.json
+        os.remove(os.path.join(out, "summary.json"))
+        os.remove(os.path.join(out, "summary.csv"))
+        d = os.path.join(out, "runs", "02-j-f")
+        os.makedirs(d)
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump({"run": "02-j-f", "job": "j", "device": "f",
+                       "device_options": {"model": "file", "size": "32M"},
+                       "jobfile": "/x/y.fio"}, f)
+        with redirect_stdout():
+            self.assertEqual(cli.main(["--plot", out]), 0)
+        j = json.loads(read(os.path.join(out, "summary.json")))
+        self.assertEqual([(r["run"], r["status"]) for r in j["runs"]],
+                         [("01-j-f", "ok"), ("02-j-f", "incomplete")])
+        self.assertEqual(j["runs"][1]["size"], "32M")
+        self.assertAlmostEqual(j["runs"][0]["write_mib"], summary.analyse_run(
+            os.path.join(out, "runs", "01-j-f"), {})["write_mib"])
+        if HAVE_MPL:
+            self.assertTrue(is_png(os.path.join(out, "plots", "01-j-f-throughput.png")))
+        with open(os.path.join(out, "summary.csv")) as f:
+            self.assertEqual(len(list(csv.DictReader(f))), 2)
+
+    def test_malformed_bw_lines(self):
+        d = self.rundir("01-x")
+        with open(os.path.join(d, "bw_bw.1.log"), "ab") as f:
+            f.write(b"1795345748716, 40")              # cut short
+            f.write(b"\n1795345748716, 4x96, 1, 0, 0\n")
+            f.write(b"\0" * 700)                       # the crash's NUL-filled tail
+            f.write(b"\xff\xfe garbage\n")
+        bad = []
+        logs = fiolog.bw_log_files(d)
+        bw = fiolog.read_bw_logs(logs, 0, 1000, bad)
+        self.assertTrue(bw)
+        self.assertEqual([(os.path.basename(f), n) for f, n, t in bad],
+                         [("bw_bw.1.log", 3), ("bw_bw.1.log", 4), ("bw_bw.1.log", 5)])
+        row = {"run": "01-x", "status": "ok"}
+        row.update(summary.analyse_run(d, row))
+        self.assertEqual(row["bw_bad_lines"], 3)
+        self.assertIn("3 malformed bandwidth-log lines skipped (first: bw_bw.1.log line 3",
+                      row["warning"])
+        self.assertEqual(row["status"], "ok")
+        summary.write_summary(self.out, "t", [row], [], 1)
+        self.assertIn("    warning: 3 malformed", read(os.path.join(self.out, "summary.txt")))
+
+    def test_wait_clean_progress(self):
+        states = [{"cache_used": 3000 - 1000 * i, "cache_total": 4000,
+                   "state": "clean-bg" if i < 3 else "idle", "clean_ms_since_busy": 2500}
+                  for i in range(4)]
+        said = []
+
+        class D(devices.DeviceSetup):
+            smrctl, sample_s, progress_s = None, 0.01, 0.001
+
+            def say(self, msg):
+                said.append(msg)
+        saved = devices.status_once
+        devices.status_once = lambda name: states.pop(0) if len(states) > 1 else states[0]
+        try:
+            w, c, how = D().wait_clean("cmp_dm", 30, False)
+        finally:
+            devices.status_once = saved
+        self.assertEqual((c, how), (2.5, "dmsetup status polling"))
+        # a line per poll (progress_s is tiny here), the first may come
+        # too soon after the start
+        self.assertGreaterEqual(len(said), 2)
+        self.assertEqual(said[-2:], ["  wait-clean   0 s: cache 50% (2000/4000 sectors), state clean-bg",
+                                     "  wait-clean   0 s: cache 25% (1000/4000 sectors), state clean-bg"])
+
+
+class redirect_stdout:
+    def __enter__(self):
+        self.saved = sys.stdout
+        sys.stdout = open(os.devnull, "w")
+
+    def __exit__(self, *a):
+        sys.stdout.close()
+        sys.stdout = self.saved
 
 
 class PackageTest(unittest.TestCase):
