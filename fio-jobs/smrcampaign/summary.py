@@ -10,7 +10,7 @@ import json
 import os
 
 from .fiolog import (bw_log_files, fio_summary, first_log_time, hist_log_files,
-                     host_offsets, load_fio_json, log_avg_msec, log_host, read_bw_logs,
+                     LOG_HIST_MSEC, host_offsets, load_fio_json, log_avg_msec, log_host, read_bw_logs,
                      read_hist_logs)
 from .model import cleaning_spans, parse_status, read_events, read_status_csv
 
@@ -118,6 +118,13 @@ def analyse_run(rundir, row):
         out["lat_seconds"] = len(lat)
         if bad_h:
             out["lat_bad_lines"] = len(bad_h)
+    if not out.get("lat_seconds") and out.get("write_mib"):
+        # fio writes a histogram log line only when a window of
+        # log_hist_msec has passed since the job's first completion and
+        # never flushes the last, partial window: a job whose writes all
+        # complete within one window logs nothing.
+        out["lat_note"] = ("no write latency over time: the writes ended within one %d ms "
+                       "histogram window (p99 from fio's JSON only)" % LOG_HIST_MSEC)
     if model == "drive-managed" and samples:
         fio_end = row.get("fio_end_s") or (bw[-1][0] + 1 if bw else 0)
         hi, lo, t_full = phase_figures(bw, samples, fio_end)
@@ -287,6 +294,8 @@ def write_summary(out, name, rows, figures, elapsed, plotted=True, planned=None)
             lines.append("    error: " + r["error"])
         if r.get("warning"):
             lines.append("    warning: " + r["warning"])
+        if r.get("lat_note"):
+            lines.append("    note: " + r["lat_note"])
     lines.append("")
     if not plotted:
         lines.append("figures: not drawn yet (%s): fio-jobs/campaign --plot %s" % (

@@ -792,6 +792,39 @@ class LatencyTest(unittest.TestCase):
             shutil.rmtree(out)
 
 
+    @unittest.skipUnless(HAVE_MPL, "needs python3-matplotlib")
+    def test_writes_within_one_window(self):
+        """fio logs a histogram line only once a whole window has passed
+        and never flushes the last one: a job whose writes all end
+        within the first window has an empty (or no) histogram log. No
+        latency figure then, and the summary says why instead of
+        leaving the figure silently out."""
+        out = tempfile.mkdtemp(prefix="campaign-short.")
+        try:
+            rows = []
+            for n, empty_log in ((1, True), (2, False)):
+                rid = "0%d-damage-cv" % n
+                d = os.path.join(out, "runs", rid)
+                os.makedirs(d)
+                shutil.copy(os.path.join(DATA, "jsonplus", "fio.json"), d)
+                if empty_log:
+                    open(os.path.join(d, "lat_clat_hist.1.log"), "w").close()
+                row = {"run": rid, "job": "damage", "device": "cv", "model": "caveat",
+                       "status": "ok"}
+                row.update(summary.analyse_run(d, row))
+                self.assertGreater(row["write_mib"], 0)
+                self.assertIn("within one %d ms histogram window" % fiolog.LOG_HIST_MSEC,
+                              row["lat_note"])
+                rows.append(row)
+            figs = [f["file"] for f in runner.draw_plots(out, rows)]
+            self.assertFalse([f for f in figs if f.endswith("-latency.png")], figs)
+            summary.write_summary(out, "t", rows, [], 1.0)
+            txt = read(os.path.join(out, "summary.txt"))
+            self.assertEqual(txt.count("note: no write latency over time"), 2, txt)
+        finally:
+            shutil.rmtree(out)
+
+
 class RemoteTest(unittest.TestCase):
     """Client/server runs: IPv6 client addresses; the logs of a fio
     server whose clock is off put on the runner's clock."""
