@@ -4,10 +4,13 @@
  * smr-args.h. Compiled into both modules.
  */
 #include <linux/ctype.h>
+#include <linux/err.h>
 #include <linux/kernel.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "smr-args.h"
+#include "smr-compat.h"
 
 int smr_parse_u64(const char *s, u64 *v)
 {
@@ -86,4 +89,25 @@ int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void *smr_ctr_alloc(struct dm_target *ti, unsigned int argc, unsigned int min_args,
+		    char *usage, size_t size)
+{
+	void *p;
+
+	if (argc < min_args) {
+		ti->error = usage;
+		return ERR_PTR(-EINVAL);
+	}
+	if (!smr_table_writable(ti)) {
+		ti->error = "A read-only table is not supported";
+		return ERR_PTR(-EINVAL);
+	}
+	p = kzalloc(size, GFP_KERNEL);
+	if (!p) {
+		ti->error = "Cannot allocate the target context";
+		return ERR_PTR(-ENOMEM);
+	}
+	return p;
 }

@@ -41,4 +41,12 @@ int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 /* A decimal number that fits in u64 (kstrtoull refuses overflow, unlike sscanf). */
 int smr_parse_u64(const char *s, u64 *v);
 
+/*
+ * The start of every constructor: at least @min_args words (else @usage
+ * is the error), a writable table, and a zeroed context of @size bytes.
+ * Returns the context, or an ERR_PTR with ti->error set.
+ */
+void *smr_ctr_alloc(struct dm_target *ti, unsigned int argc, unsigned int min_args,
+		    char *usage, size_t size);
+
 #endif /* SMR_ARGS_H */

@@ -136,19 +136,10 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	struct cv_target *sc;
 	int ret;
 
-	if (argc < 3) {
-		ti->error = "Usage: <dev> <did> <dnor> [<#opt_args> <opt_args>...]";
-		return -EINVAL;
-	}
-	if (!smr_table_writable(ti)) {
-		ti->error = "A read-only table is not supported";
-		return -EINVAL;
-	}
-	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
-	if (!sc) {
-		ti->error = "Cannot allocate the target context";
-		return -ENOMEM;
-	}
+	sc = smr_ctr_alloc(ti, argc, 3, "Usage: <dev> <did> <dnor> [<#opt_args> <opt_args>...]",
+			   sizeof(*sc));
+	if (IS_ERR(sc))
+		return PTR_ERR(sc);
 	sc->ti = ti;
 	sc->block_size = 4096;
 	spin_lock_init(&sc->lock);
@@ -316,18 +307,7 @@ static struct target_type cv_target_type = {
 	.io_hints = cv_io_hints,
 };
 
-static int __init dm_caveat_init(void)
-{
-	return smr_genl_register_target(&cv_target_type, cv_nl_init, cv_nl_exit);
-}
-
-static void __exit dm_caveat_exit(void)
-{
-	smr_genl_unregister_target(&cv_target_type, cv_nl_exit);
-}
-
-module_init(dm_caveat_init);
-module_exit(dm_caveat_exit);
+module_smr_target(cv_target_type, cv_nl_init, cv_nl_exit);
 
 MODULE_DESCRIPTION(DM_NAME " target emulating a Caveat Scriptor shingled disk");
 MODULE_LICENSE("GPL");

@@ -170,20 +170,11 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	const char *mode;
 	int ret;
 
-	if (argc < 3) {
-		ti->error = "Usage: <dev> host-managed <zone_sectors> | drive-managed <band_sectors> [<#opt_args> <opt_args>...]";
-		return -EINVAL;
-	}
-	if (!smr_table_writable(ti)) {
-		ti->error = "A read-only table is not supported";
-		return -EINVAL;
-	}
-
-	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
-	if (!sc) {
-		ti->error = "Cannot allocate the target context";
-		return -ENOMEM;
-	}
+	sc = smr_ctr_alloc(ti, argc, 3,
+			   "Usage: <dev> host-managed <zone_sectors> | drive-managed <band_sectors> [<#opt_args> <opt_args>...]",
+			   sizeof(*sc));
+	if (IS_ERR(sc))
+		return PTR_ERR(sc);
 	sc->ti = ti;
 	sc->dev_sectors = ti->len;
 	strscpy(sc->name, dm_table_device_name(ti->table), sizeof(sc->name));
@@ -555,18 +546,7 @@ static struct target_type smr_target_type = {
 	.report_zones = smr_report_zones,
 };
 
-static int __init dm_smr_init(void)
-{
-	return smr_genl_register_target(&smr_target_type, smr_nl_init, smr_nl_exit);
-}
-
-static void __exit dm_smr_exit(void)
-{
-	smr_genl_unregister_target(&smr_target_type, smr_nl_exit);
-}
-
-module_init(dm_smr_init);
-module_exit(dm_smr_exit);
+module_smr_target(smr_target_type, smr_nl_init, smr_nl_exit);
 
 MODULE_DESCRIPTION(DM_NAME " target emulating shingled (SMR) disks");
 MODULE_LICENSE("GPL");
