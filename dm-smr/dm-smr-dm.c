@@ -483,7 +483,7 @@ static int smr_dm_geometry(struct smr_target *sc)
 	sc->nr_zones = dm->nr_bands;
 	sc->nr_conv = 0;
 
-	md = smr_md_sectors_for(smr_dm_md_blocks(dm));
+	md = smr_slots_sectors(smr_dm_md_blocks(dm));
 	dm->cache_start = md;
 	dm->spare_start = dm->cache_start + dm->cache_sectors;
 	dm->bands_start = dm->spare_start + dm->band_sectors;

@@ -18,11 +18,6 @@
 
 #include "dm-smr.h"
 
-sector_t smr_md_sectors_for(u32 table_blocks)
-{
-	return smr_slots_sectors(table_blocks);
-}
-
 sector_t smr_data_sectors(struct smr_target *sc)
 {
 	return ((sector_t)sc->nr_conv << sc->zone_shift) +

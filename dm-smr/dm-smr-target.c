@@ -117,7 +117,7 @@ static int smr_check_geometry(struct smr_target *sc)
 				   sc->eff_max_open > sc->eff_max_active))
 		sc->eff_max_open = sc->eff_max_active;
 
-	md = smr_md_sectors_for(smr_hm_md_blocks(sc->nr_zones));
+	md = smr_slots_sectors(smr_hm_md_blocks(sc->nr_zones));
 	need = md + smr_data_sectors(sc);
 	have = bdev_nr_sectors(sc->dev->bdev);
 	if (need > have) {

@@ -286,7 +286,6 @@ struct smr_md_mode {
 
 /* Functions defined in dm-smr-metadata.c */
 sector_t smr_data_sectors(struct smr_target *sc);
-sector_t smr_md_sectors_for(u32 table_blocks);
 int smr_md_init(struct smr_target *sc, const struct smr_md_mode *mode,
 		u32 nr_blocks);
 void smr_md_exit(struct smr_target *sc);
