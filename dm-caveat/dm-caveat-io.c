@@ -13,6 +13,7 @@
 
 #include "smr-fault.h"
 #include "dm-caveat.h"
+#include "dm-caveat-trace.h"
 
 static void cv_defer(struct cv_target *sc, struct bio_list *list, struct bio *bio)
 {
@@ -307,6 +308,9 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 		bio_list_add(&sc->wal_bios, bio);
 	spin_unlock_irq(&sc->lock);
 
+	if (dmg)
+		trace_cv_damage(sc->nl.name, io->first, io->last, io->d0, io->d1,
+				live);
 	if (live) {
 		cv_nl_damage(&sc->nl, io->first, io->last, lo, hi, io->d0,
 			     io->d1, live);
@@ -342,6 +346,8 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io)
 	}
 	spin_unlock_irq(&sc->lock);
 
+	if (!ok)
+		trace_cv_damaged_read(sc->nl.name, first, last, sc->zero_reads);
 	if (!ok && !sc->zero_reads) {
 		bio->bi_status = BLK_STS_MEDIUM;
 		bio_endio(bio);

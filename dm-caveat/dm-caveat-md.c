@@ -13,6 +13,7 @@
 #include <linux/string.h>
 
 #include "dm-caveat.h"
+#include "dm-caveat-trace.h"
 
 static u32 cv_page_bits(void *owner, u32 k)
 {
@@ -122,13 +123,17 @@ void cv_md_exit(struct cv_target *sc)
  */
 int cv_commit(struct cv_target *sc)
 {
-	u64 seq;
+	u64 seq, t0;
 	int ret;
 
 	spin_lock_irq(&sc->lock);
 	seq = sc->damage_seq;
 	spin_unlock_irq(&sc->lock);
+	t0 = trace_cv_md_commit_enabled() ? ktime_get_ns() : 0;
 	ret = smr_slots_commit(&sc->md);
+	if (t0)
+		trace_cv_md_commit(sc->nl.name, READ_ONCE(sc->md.gen), ret,
+				   ktime_get_ns() - t0);
 	if (ret)
 		return ret;
 	spin_lock_irq(&sc->lock);

@@ -17,6 +17,9 @@
 
 #include "dm-caveat.h"
 
+#define CREATE_TRACE_POINTS
+#include "dm-caveat-trace.h"
+
 /* --------------------------------------------------------------- ctr --- */
 
 static int cv_parse_block_size(const char *s, u64 *v)
@@ -141,6 +144,8 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (IS_ERR(sc))
 		return PTR_ERR(sc);
 	sc->ti = ti;
+	/* Named from the start: the format's commits are traced too. */
+	smr_genl_dev_name(ti, sc->nl.name, &sc->nl.devt);
 	sc->block_size = 4096;
 	spin_lock_init(&sc->lock);
 	INIT_LIST_HEAD(&sc->inflight);

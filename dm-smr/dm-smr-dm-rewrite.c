@@ -32,6 +32,7 @@
 #include <linux/sort.h>
 
 #include "dm-smr-dm.h"
+#include "dm-smr-trace.h"
 
 /* ------------------------------------------------------------------ */
 /* Band read-modify-write.                                             */
@@ -256,6 +257,7 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 		SMR_DM_CLEAN_MANUAL;
 	spin_unlock_irq(&sc->lock);
 	smr_nl_clean_start(sc, band, reason);
+	trace_smr_clean_start(sc->label, band, reason);
 
 	/* Writes to the band admitted before the flag finish first. */
 	wait_event(dm->wait, READ_ONCE(b->writers) == 0);
@@ -330,6 +332,8 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 
 	smr_nl_clean_done(sc, band, reason, rd << SECTOR_SHIFT,
 			  wr << SECTOR_SHIFT, us);
+	trace_smr_clean_end(sc->label, band, reason, 0, rd << SECTOR_SHIFT,
+			    wr << SECTOR_SHIFT, ktime_get_ns() - t0);
 	smr_dm_levels(sc);
 	return 0;
 
@@ -350,6 +354,8 @@ undo:
 	smr_dm_release_parked(sc);
 	spin_unlock_irq(&sc->lock);
 	queue_work(sc->wq, &sc->commit_work);
+	trace_smr_clean_end(sc->label, band, reason, ret, rd << SECTOR_SHIFT,
+			    wr << SECTOR_SHIFT, ktime_get_ns() - t0);
 	return ret;
 
 fail:
@@ -365,6 +371,8 @@ fail:
 	smr_dm_release_parked(sc);
 	spin_unlock_irq(&sc->lock);
 	queue_work(sc->wq, &sc->commit_work);
+	trace_smr_clean_end(sc->label, band, reason, ret, rd << SECTOR_SHIFT,
+			    wr << SECTOR_SHIFT, ktime_get_ns() - t0);
 	return ret;
 }
 

@@ -35,6 +35,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-smr-dm.h"
+#include "dm-smr-trace.h"
 
 /* ------------------------------------------------------------------ */
 /* The I/O path.                                                       */
@@ -84,6 +85,7 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 
 	io->kind = SMR_IO_NONE;
 	io->indexed = false;
+	io->wait_since_ns = 0;
 	if (READ_ONCE(dm->last_io) != now)
 		WRITE_ONCE(dm->last_io, now);
 
@@ -113,6 +115,23 @@ static int smr_dm_issue(struct bio *bio, bool in_map)
 		return DM_MAPIO_REMAPPED;
 	dm_submit_bio_remap(bio, NULL);
 	return DM_MAPIO_SUBMITTED;
+}
+
+/* A write about to wait, and one done waiting: for the tracepoint only. */
+static void smr_dm_wait_begin(struct smr_dm_io *io, u8 why)
+{
+	if (trace_smr_dm_write_waited_enabled() && !io->wait_since_ns) {
+		io->wait_since_ns = ktime_get_ns();
+		io->wait_why = why;
+	}
+}
+
+static void smr_dm_wait_end(struct smr_target *sc, struct smr_dm_io *io,
+			    sector_t sector, u32 nsect)
+{
+	if (io->wait_since_ns)
+		trace_smr_dm_write_waited(sc->label, sector, nsect, io->wait_why,
+					  ktime_get_ns() - io->wait_since_ns);
 }
 
 static int smr_dm_fail(struct bio *bio, bool in_map)
@@ -158,6 +177,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	dm->last_write = jiffies;
 	dm->since_busy_ms = 0;
 	if (b->flags & SMR_BAND_CLEANING) {
+		smr_dm_wait_begin(io, SMR_TRACE_WAIT_CLEANING);
 		bio_list_add(&dm->held, bio);
 		spin_unlock_irq(&sc->lock);
 		return DM_MAPIO_SUBMITTED;
@@ -173,6 +193,9 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		spin_unlock_irq(&sc->lock);
 		io->kind = SMR_IO_WRITE_BAND;
 		io->band = band;
+		smr_dm_wait_end(sc, io, sector, nsect);
+		trace_smr_dm_write(sc->label, sector, nsect, SMR_TRACE_BYPASS, band,
+				   SMR_SLOT_FREE);
 		bio_set_dev(bio, sc->bdev);
 		bio->bi_iter.bi_sector = smr_band_sector(dm, band) + osect;
 		return smr_dm_issue(bio, in_map);
@@ -180,6 +203,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 
 	if (!bio_list_empty(&dm->parked) || smr_slot_alloc(dm, n, &slot)) {
 		/* Cache full: wait for a foreground cleaning, in order. */
+		smr_dm_wait_begin(io, SMR_TRACE_WAIT_CACHE);
 		bio_list_add(&dm->parked, bio);
 		dm->fg_wanted = true;
 		spin_unlock_irq(&sc->lock);
@@ -208,6 +232,8 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	io->nr = n;
 	io->slot = slot;
 	io->fua = bio->bi_opf & REQ_FUA;
+	smr_dm_wait_end(sc, io, sector, nsect);
+	trace_smr_dm_write(sc->label, sector, nsect, SMR_TRACE_CACHE, band, slot);
 	if (kick && !delayed_work_pending(&dm->clean_dwork))
 		queue_delayed_work(dm->clean_wq, &dm->clean_dwork,
 				   msecs_to_jiffies(dm->idle_ms));

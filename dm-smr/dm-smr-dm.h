@@ -180,6 +180,9 @@ struct smr_dm_io {
 	u32 off;		/* blocks from the band start */
 	u32 nr;			/* blocks */
 	u32 slot;
+	/* A write that waited (smr_dm_write_waited tracepoint, when on). */
+	u8 wait_why;
+	u64 wait_since_ns;
 };
 
 /*

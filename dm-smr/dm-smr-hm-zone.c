@@ -8,6 +8,7 @@
  */
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
+#include "dm-smr-trace.h"
 
 const char *smr_cond_name(u8 cond)
 {
@@ -63,6 +64,8 @@ static void smr_cond_leave(struct smr_target *sc, struct smr_zone *z)
 
 void smr_cond_enter(struct smr_target *sc, struct smr_zone *z, u8 cond)
 {
+	if (z->cond != cond)
+		trace_smr_zone_cond(sc->label, z - sc->zones, z->cond, cond);
 	smr_cond_leave(sc, z);
 	z->cond = cond;
 	switch (cond) {

@@ -35,6 +35,7 @@
 
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
+#include "dm-smr-trace.h"
 
 
 /* ------------------------------------------------------------------ */
@@ -270,6 +271,7 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	/* A plain write; the commit worker flushes before acknowledging FUA. */
 	io->clone.bi_opf = REQ_OP_WRITE |
 		(bio->bi_opf & ~(REQ_OP_MASK | REQ_FUA | REQ_PREFLUSH));
+	trace_smr_hm_write(sc->label, zno, off, nr, append);
 	smr_hm_issue(io, smr_backing_sector(sc, zno, off));
 	return;
 

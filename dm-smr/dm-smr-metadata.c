@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "dm-smr.h"
+#include "dm-smr-trace.h"
 
 sector_t smr_data_sectors(struct smr_target *sc)
 {
@@ -61,7 +62,12 @@ void smr_md_exit(struct smr_target *sc)
  */
 int smr_md_commit(struct smr_target *sc)
 {
+	u64 t0 = trace_smr_md_commit_enabled() ? ktime_get_ns() : 0;
 	int ret = smr_slots_commit(&sc->md);
+
+	if (t0)
+		trace_smr_md_commit(sc->label, READ_ONCE(sc->md.gen), ret,
+				    ktime_get_ns() - t0);
 
 	if (!ret) {
 		spin_lock_irq(&sc->lock);

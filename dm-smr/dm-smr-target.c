@@ -28,6 +28,9 @@
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
 
+#define CREATE_TRACE_POINTS
+#include "dm-smr-trace.h"
+
 /* Optional arguments of host-managed mode, in opt_mask bit order. */
 enum {
 	SMR_OPT_CONV = 1 << 0,
@@ -166,8 +169,9 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
 	struct smr_target *sc;
-	char zname[16];
+	char zname[16], dmname[DM_NAME_LEN];
 	const char *mode;
+	dev_t devt;
 	int ret;
 
 	sc = smr_ctr_alloc(ti, argc, 3,
@@ -178,6 +182,8 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->ti = ti;
 	sc->dev_sectors = ti->len;
 	strscpy(sc->name, dm_table_device_name(ti->table), sizeof(sc->name));
+	smr_genl_dev_name(ti, dmname, &devt);
+	strscpy(sc->label, dmname, sizeof(sc->label));
 	spin_lock_init(&sc->lock);
 	INIT_LIST_HEAD(&sc->table_node);
 

@@ -239,6 +239,7 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 	sc->eff_max_active = tsc->eff_max_active;
 	sc->format = tsc->format;
 	snprintf(sc->name, sizeof(sc->name), "smrhm%d", zdev->id);
+	strscpy(sc->label, sc->name, sizeof(sc->label));
 
 	ret = smr_hm_ctx_init(sc);
 	if (ret) {

@@ -111,6 +111,11 @@ struct smr_target {
 	struct block_device *bdev;	/* the backing device */
 	enum smr_mode mode;
 	char name[32];			/* for log messages */
+	/*
+	 * For trace events: the dm name (drive-managed), or smrhm<N> (a
+	 * host-managed zone context, which outlives the tables over it).
+	 */
+	char label[32];
 	sector_t dev_sectors;		/* emulated capacity */
 	char *error;			/* why loading failed */
 	struct list_head table_node;	/* smr_tables; see smr_join_table() */

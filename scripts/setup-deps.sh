@@ -7,7 +7,8 @@
 #   apt packages: kernel image + headers (the VM boots Debian's kernel and
 #     the modules are built against it), QEMU, fio, file system tools,
 #     libdevmapper/libnl/libzbd for smrctl/smrd, zbd tools when the
-#     archive has them, prove, python3-venv, matplotlib for the plots;
+#     archive has them, prove, python3-venv, matplotlib for the plots,
+#     trace-cmd and bpftrace (docs/tracing.md, test_trace_01);
 #   .venv/ (repo root): a venv with virtme-ng, which boots the test VM.
 #
 # Environment: VIRTME_NG_SPEC (pip requirement, default virtme-ng==1.42,
@@ -48,10 +49,12 @@ PACKAGES=(
 	python3
 	python3-venv
 	python3-matplotlib
+	trace-cmd
 )
 # Installed only if the archive has them (libzbd is not in every release).
 OPTIONAL=(
 	zbd-utils
+	bpftrace
 )
 
 SUDO=

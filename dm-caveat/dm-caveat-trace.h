@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-caveat tracepoints (trace system "dm_caveat"); docs/tracing.md shows
+ * them with trace-cmd and bpftrace. Devices are named as in dm-smr's
+ * (dm-smr/dm-smr-trace.h says why a fixed array). Defined once, in
+ * dm-caveat-target.c (CREATE_TRACE_POINTS).
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM dm_caveat
+
+#if !defined(DM_CAVEAT_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define DM_CAVEAT_TRACE_H
+
+#include <linux/tracepoint.h>
+
+#define CV_TRACE_NAME_LEN 32
+
+/* A write made blocks d0..d1 maybe damaged; @live of them held data. */
+TRACE_EVENT(cv_damage,
+	TP_PROTO(const char *dev, u64 first, u64 last, u64 d0, u64 d1, u64 live),
+	TP_ARGS(dev, first, last, d0, d1, live),
+	TP_STRUCT__entry(
+		__array(char, dev, CV_TRACE_NAME_LEN)
+		__field(u64, first)
+		__field(u64, last)
+		__field(u64, d0)
+		__field(u64, d1)
+		__field(u64, live)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, dev, CV_TRACE_NAME_LEN);
+		__entry->first = first;
+		__entry->last = last;
+		__entry->d0 = d0;
+		__entry->d1 = d1;
+		__entry->live = live;
+	),
+	TP_printk("%s write=%llu..%llu damaged=%llu..%llu live=%llu",
+		  __entry->dev, __entry->first, __entry->last, __entry->d0,
+		  __entry->d1, __entry->live)
+);
+
+/* A read of blocks first..last touched a maybe-damaged block. */
+TRACE_EVENT(cv_damaged_read,
+	TP_PROTO(const char *dev, u64 first, u64 last, bool zeroed),
+	TP_ARGS(dev, first, last, zeroed),
+	TP_STRUCT__entry(
+		__array(char, dev, CV_TRACE_NAME_LEN)
+		__field(u64, first)
+		__field(u64, last)
+		__field(bool, zeroed)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, dev, CV_TRACE_NAME_LEN);
+		__entry->first = first;
+		__entry->last = last;
+		__entry->zeroed = zeroed;
+	),
+	TP_printk("%s read=%llu..%llu %s", __entry->dev, __entry->first,
+		  __entry->last, __entry->zeroed ? "zeroed" : "failed")
+);
+
+TRACE_EVENT(cv_md_commit,
+	TP_PROTO(const char *dev, u64 gen, int err, u64 ns),
+	TP_ARGS(dev, gen, err, ns),
+	TP_STRUCT__entry(
+		__array(char, dev, CV_TRACE_NAME_LEN)
+		__field(u64, gen)
+		__field(int, err)
+		__field(u64, ns)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, dev, CV_TRACE_NAME_LEN);
+		__entry->gen = gen;
+		__entry->err = err;
+		__entry->ns = ns;
+	),
+	TP_printk("%s gen=%llu err=%d us=%llu", __entry->dev, __entry->gen,
+		  __entry->err, __entry->ns / 1000)
+);
+
+#endif /* DM_CAVEAT_TRACE_H */
+
+/* Out of tree: define_trace.h finds this file on the module's -I$(src). */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE dm-caveat-trace
+#include <trace/define_trace.h>
