@@ -43,7 +43,7 @@ INSTALL_MOD_DIR ?= extra
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 MODULES := dm-smr/dm-smr dm-caveat/dm-caveat
 
-.PHONY: all modules install uninstall clean check demo deps vm-check
+.PHONY: dkms-shadow-check all modules install uninstall clean check demo deps vm-check
 
 all: modules
 
@@ -62,7 +62,17 @@ install: modules
 	$(MAKE) -C $(KDIR) M=$(PWD) modules_install INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR))
 	$(if $(DESTDIR),,depmod -a $(KVER))
+	@$(MAKE) --no-print-directory dkms-shadow-check
 	$(MAKE) -C userspace install PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)"
+
+# A DKMS build of the modules for KVER (updates/dkms/) is what modprobe
+# loads, not the copy make install just put in extra/: say so.
+dkms-shadow-check:
+	@for m in $(notdir $(MODULES)); do \
+		if ls $(DESTDIR)/lib/modules/$(KVER)/updates/dkms/$$m.ko* >/dev/null 2>&1; then \
+			echo "make install: warning: DKMS has $$m for $(KVER) in updates/dkms/, which modprobe loads instead of extra/ (dkms remove dm-smr/VERSION --all)" >&2; \
+		fi; \
+	done
 
 uninstall:
 	rm -f $(foreach m,$(MODULES),$(MODDIR)/$(m).ko $(MODDIR)/$(m).ko.*)

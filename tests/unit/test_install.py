@@ -148,6 +148,24 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(files_under(destdir), {os.path.join("lib", "modules", kver, "extra",
                                                              "other", "other.ko"): 0o644})
 
+    def test_dkms_copy_is_named(self):
+        # make install warns when a DKMS build of the same modules (in
+        # updates/dkms/, which depmod prefers) hides what it installs.
+        destdir = tempfile.mkdtemp(dir=self.tmp)
+        kver = "0.0.0-smr-test"
+        args = ["-s", "-C", self.tmp, "dkms-shadow-check", "KVER=" + kver, "DESTDIR=" + destdir]
+        r = subprocess.run(["make"] + args, capture_output=True, text=True, env=self.env,
+                           timeout=60)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        dkms = os.path.join(destdir, "lib", "modules", kver, "updates", "dkms")
+        os.makedirs(dkms)
+        open(os.path.join(dkms, "dm-caveat.ko.xz"), "w").close()
+        r = subprocess.run(["make"] + args, capture_output=True, text=True, env=self.env,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("DKMS has dm-caveat for %s in updates/dkms/" % kver, r.stderr)
+        self.assertNotIn("dm-smr for", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
