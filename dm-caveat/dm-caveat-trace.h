@@ -28,7 +28,7 @@ TRACE_EVENT(cv_damage,
 		__field(u64, live)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, CV_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, CV_TRACE_NAME_LEN);
 		__entry->first = first;
 		__entry->last = last;
 		__entry->d0 = d0;
@@ -51,7 +51,7 @@ TRACE_EVENT(cv_damaged_read,
 		__field(bool, zeroed)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, CV_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, CV_TRACE_NAME_LEN);
 		__entry->first = first;
 		__entry->last = last;
 		__entry->zeroed = zeroed;
@@ -70,7 +70,7 @@ TRACE_EVENT(cv_md_commit,
 		__field(u64, ns)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, CV_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, CV_TRACE_NAME_LEN);
 		__entry->gen = gen;
 		__entry->err = err;
 		__entry->ns = ns;

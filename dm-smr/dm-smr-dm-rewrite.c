@@ -224,6 +224,17 @@ void smr_dm_release_parked(struct smr_target *sc)
  * Should a cleaning that started at @start stop now? At a suspend always;
  * background cleaning also when host I/O came since it started.
  */
+/* A cleaning that stopped early: its end, timed only when traced. */
+static void smr_trace_clean_failed(struct smr_target *sc, u32 band,
+				   enum smr_clean_reason reason, int ret,
+				   u64 rd, u64 wr, u64 t0)
+{
+	if (trace_smr_clean_end_enabled())
+		trace_smr_clean_end(sc->label, band, reason, ret,
+				    rd << SECTOR_SHIFT, wr << SECTOR_SHIFT,
+				    ktime_get_ns() - t0);
+}
+
 static bool smr_dm_should_yield(struct smr_dm *dm, enum smr_clean_reason r,
 				unsigned long start)
 {
@@ -244,7 +255,7 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 	struct smr_dm *dm = sc->dm;
 	struct smr_band *b = &dm->bands[band];
 	unsigned long start = jiffies;
-	u64 t0 = ktime_get_ns(), rd = 0, wr = 0, us, ms;
+	u64 t0 = ktime_get_ns(), rd = 0, wr = 0, ns, us, ms;
 	struct smr_ext *old;
 	u32 c, len;
 	u64 seq;
@@ -308,8 +319,12 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 	if (ret)
 		goto fail;
 
-	us = div_u64(ktime_get_ns() - t0, NSEC_PER_USEC);
+	ns = ktime_get_ns() - t0;
+	us = div_u64(ns, NSEC_PER_USEC);
 	ms = div_u64(us + 500, USEC_PER_MSEC);
+	/* Before the writes it held are released, which trace their waits. */
+	trace_smr_clean_end(sc->label, band, reason, 0, rd << SECTOR_SHIFT,
+			    wr << SECTOR_SHIFT, ns);
 	spin_lock_irq(&sc->lock);
 	smr_dm_free_band_slots(dm, band);
 	b->flags &= ~SMR_BAND_CLEANING;
@@ -332,8 +347,6 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 
 	smr_nl_clean_done(sc, band, reason, rd << SECTOR_SHIFT,
 			  wr << SECTOR_SHIFT, us);
-	trace_smr_clean_end(sc->label, band, reason, 0, rd << SECTOR_SHIFT,
-			    wr << SECTOR_SHIFT, ktime_get_ns() - t0);
 	smr_dm_levels(sc);
 	return 0;
 
@@ -354,8 +367,7 @@ undo:
 	smr_dm_release_parked(sc);
 	spin_unlock_irq(&sc->lock);
 	queue_work(sc->wq, &sc->commit_work);
-	trace_smr_clean_end(sc->label, band, reason, ret, rd << SECTOR_SHIFT,
-			    wr << SECTOR_SHIFT, ktime_get_ns() - t0);
+	smr_trace_clean_failed(sc, band, reason, ret, rd, wr, t0);
 	return ret;
 
 fail:
@@ -371,8 +383,7 @@ fail:
 	smr_dm_release_parked(sc);
 	spin_unlock_irq(&sc->lock);
 	queue_work(sc->wq, &sc->commit_work);
-	trace_smr_clean_end(sc->label, band, reason, ret, rd << SECTOR_SHIFT,
-			    wr << SECTOR_SHIFT, ktime_get_ns() - t0);
+	smr_trace_clean_failed(sc, band, reason, ret, rd, wr, t0);
 	return ret;
 }
 

@@ -127,11 +127,12 @@ static void smr_dm_wait_begin(struct smr_dm_io *io, u8 why)
 }
 
 static void smr_dm_wait_end(struct smr_target *sc, struct smr_dm_io *io,
-			    sector_t sector, u32 nsect)
+			    sector_t sector, u32 nsect, int err)
 {
 	if (io->wait_since_ns)
 		trace_smr_dm_write_waited(sc->label, sector, nsect, io->wait_why,
-					  ktime_get_ns() - io->wait_since_ns);
+					  ktime_get_ns() - io->wait_since_ns,
+					  err);
 }
 
 static int smr_dm_fail(struct bio *bio, bool in_map)
@@ -171,6 +172,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	spin_lock_irq(&sc->lock);
 	if (dm->failed) {
 		spin_unlock_irq(&sc->lock);
+		smr_dm_wait_end(sc, io, sector, nsect, -EIO);
 		return smr_dm_fail(bio, in_map);
 	}
 	/* New cleaning debt: the time cleaning takes starts anew. */
@@ -193,7 +195,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		spin_unlock_irq(&sc->lock);
 		io->kind = SMR_IO_WRITE_BAND;
 		io->band = band;
-		smr_dm_wait_end(sc, io, sector, nsect);
+		smr_dm_wait_end(sc, io, sector, nsect, 0);
 		trace_smr_dm_write(sc->label, sector, nsect, SMR_TRACE_BYPASS, band,
 				   SMR_SLOT_FREE);
 		bio_set_dev(bio, sc->bdev);
@@ -232,7 +234,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	io->nr = n;
 	io->slot = slot;
 	io->fua = bio->bi_opf & REQ_FUA;
-	smr_dm_wait_end(sc, io, sector, nsect);
+	smr_dm_wait_end(sc, io, sector, nsect, 0);
 	trace_smr_dm_write(sc->label, sector, nsect, SMR_TRACE_CACHE, band, slot);
 	if (kick && !delayed_work_pending(&dm->clean_dwork))
 		queue_delayed_work(dm->clean_wq, &dm->clean_dwork,

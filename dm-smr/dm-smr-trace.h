@@ -59,7 +59,7 @@ TRACE_EVENT(smr_dm_write,
 		__field(u32, slot)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
 		__entry->sector = sector;
 		__entry->nr_sectors = nr_sectors;
 		__entry->placement = placement;
@@ -72,27 +72,35 @@ TRACE_EVENT(smr_dm_write,
 		  (int)__entry->slot)
 );
 
+/*
+ * A write that waited, when it is placed (err 0) or failed (err -EIO: a
+ * cleaning failed meanwhile). @why is the first reason it waited;
+ * @waited_ns runs from then on, whatever it waited for after.
+ */
 TRACE_EVENT(smr_dm_write_waited,
 	TP_PROTO(const char *dev, u64 sector, u32 nr_sectors, u8 why,
-		 u64 waited_ns),
-	TP_ARGS(dev, sector, nr_sectors, why, waited_ns),
+		 u64 waited_ns, int err),
+	TP_ARGS(dev, sector, nr_sectors, why, waited_ns, err),
 	TP_STRUCT__entry(
 		__array(char, dev, SMR_TRACE_NAME_LEN)
 		__field(u64, sector)
 		__field(u32, nr_sectors)
 		__field(u8, why)
 		__field(u64, waited_ns)
+		__field(int, err)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
 		__entry->sector = sector;
 		__entry->nr_sectors = nr_sectors;
 		__entry->why = why;
 		__entry->waited_ns = waited_ns;
+		__entry->err = err;
 	),
-	TP_printk("%s sector=%llu nr=%u waited_us=%llu for=%s", __entry->dev,
-		  __entry->sector, __entry->nr_sectors,
-		  __entry->waited_ns / 1000, smr_trace_wait(__entry->why))
+	TP_printk("%s sector=%llu nr=%u waited_us=%llu for=%s err=%d",
+		  __entry->dev, __entry->sector, __entry->nr_sectors,
+		  __entry->waited_ns / 1000, smr_trace_wait(__entry->why),
+		  __entry->err)
 );
 
 TRACE_EVENT(smr_clean_start,
@@ -104,7 +112,7 @@ TRACE_EVENT(smr_clean_start,
 		__field(u8, reason)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
 		__entry->band = band;
 		__entry->reason = reason;
 	),
@@ -126,7 +134,7 @@ TRACE_EVENT(smr_clean_end,
 		__field(u64, ns)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
 		__entry->band = band;
 		__entry->reason = reason;
 		__entry->err = err;
@@ -151,7 +159,7 @@ TRACE_EVENT(smr_hm_write,
 		__field(bool, append)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
 		__entry->zone = zone;
 		__entry->wp = wp;
 		__entry->nr_sectors = nr_sectors;
@@ -172,7 +180,7 @@ TRACE_EVENT(smr_zone_cond,
 		__field(u8, to)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
 		__entry->zone = zone;
 		__entry->from = from;
 		__entry->to = to;
@@ -191,7 +199,7 @@ TRACE_EVENT(smr_md_commit,
 		__field(u64, ns)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
 		__entry->gen = gen;
 		__entry->err = err;
 		__entry->ns = ns;
