@@ -76,14 +76,14 @@ static int cv_nl_put_stats(struct sk_buff *skb, struct cv_nl_dev *d)
 	v[2] = s.did;
 	v[3] = s.dnor;
 	v[4] = s.unshingled;
-	v[5] = s.writes;
-	v[6] = s.damaging_writes;
-	v[7] = s.damaged_blocks;
-	v[8] = s.live_damage_writes;
-	v[9] = s.live_damaged_blocks;
-	v[10] = s.damaged_reads;
+	v[5] = s.st.writes;
+	v[6] = s.st.damaging_writes;
+	v[7] = s.st.damaged_blocks;
+	v[8] = s.st.live_damage_writes;
+	v[9] = s.st.live_damaged_blocks;
+	v[10] = s.st.damaged_reads;
 	v[11] = s.valid_blocks;
-	v[12] = s.commits;
+	v[12] = s.st.commits;
 	v[13] = s.mem_bytes;
 	BUILD_BUG_ON(ARRAY_SIZE(v) != 14);
 

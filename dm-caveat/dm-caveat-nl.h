@@ -13,12 +13,26 @@
 #include <linux/list.h>
 #include <linux/types.h>
 
-/* The "dmsetup status" counters and the geometry, for the dump. */
+/*
+ * A target's counters (cv_target.stats, under its lock); "dmsetup status"
+ * and the dump report them. Here, so that the family reads them without
+ * knowing the target.
+ */
+struct cv_stats {
+	u64 writes;
+	u64 damaging_writes;	/* writes with a non-empty damage range */
+	u64 damaged_blocks;	/* sum of those ranges (blocks made maybe damaged) */
+	u64 live_damage_writes;	/* writes that damaged valid blocks */
+	u64 live_damaged_blocks; /* valid blocks they damaged: data lost */
+	u64 damaged_reads;	/* reads touching maybe-damaged blocks */
+	u64 commits;
+};
+
+/* The counters and the geometry, for the dump. */
 struct cv_nl_snap {
 	u64 nr_blocks, block_size, did, dnor, unshingled;
-	u64 writes, damaging_writes, damaged_blocks, live_damage_writes,
-	    live_damaged_blocks, damaged_reads, valid_blocks, commits,
-	    mem_bytes;
+	struct cv_stats st;
+	u64 valid_blocks, mem_bytes;
 };
 
 /*

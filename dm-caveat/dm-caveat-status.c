@@ -102,13 +102,7 @@ void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
 	s->did = sc->did;
 	s->dnor = sc->dnor;
 	s->unshingled = sc->unshingled;
-	s->writes = st.writes;
-	s->damaging_writes = st.damaging_writes;
-	s->damaged_blocks = st.damaged_blocks;
-	s->live_damage_writes = st.live_damage_writes;
-	s->live_damaged_blocks = st.live_damaged_blocks;
-	s->damaged_reads = st.damaged_reads;
-	s->commits = st.commits;
+	s->st = st;
 }
 
 void cv_nl_clear_stats(struct cv_nl_dev *d)

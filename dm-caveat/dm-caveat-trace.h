@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dm-caveat tracepoints (trace system "dm_caveat"); docs/tracing.md shows
- * them with trace-cmd and bpftrace. Devices are named as in dm-smr's
- * (dm-smr/dm-smr-trace.h says why a fixed array). Defined once, in
+ * them with trace-cmd and bpftrace. Devices are named in the fixed array
+ * of common/smr-trace.h (by their dm name). Defined once, in
  * dm-caveat-target.c (CREATE_TRACE_POINTS).
  */
 #undef TRACE_SYSTEM
@@ -12,15 +12,15 @@
 #define DM_CAVEAT_TRACE_H
 
 #include <linux/tracepoint.h>
+#include "smr-trace.h"
 
-#define CV_TRACE_NAME_LEN 32
 
 /* A write made blocks d0..d1 maybe damaged; @live of them held data. */
 TRACE_EVENT(cv_damage,
 	TP_PROTO(const char *dev, u64 first, u64 last, u64 d0, u64 d1, u64 live),
 	TP_ARGS(dev, first, last, d0, d1, live),
 	TP_STRUCT__entry(
-		__array(char, dev, CV_TRACE_NAME_LEN)
+		SMR_TP_DEV
 		__field(u64, first)
 		__field(u64, last)
 		__field(u64, d0)
@@ -28,7 +28,7 @@ TRACE_EVENT(cv_damage,
 		__field(u64, live)
 	),
 	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, CV_TRACE_NAME_LEN);
+		SMR_TP_ASSIGN_DEV;
 		__entry->first = first;
 		__entry->last = last;
 		__entry->d0 = d0;
@@ -45,13 +45,13 @@ TRACE_EVENT(cv_damaged_read,
 	TP_PROTO(const char *dev, u64 first, u64 last, bool zeroed),
 	TP_ARGS(dev, first, last, zeroed),
 	TP_STRUCT__entry(
-		__array(char, dev, CV_TRACE_NAME_LEN)
+		SMR_TP_DEV
 		__field(u64, first)
 		__field(u64, last)
 		__field(bool, zeroed)
 	),
 	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, CV_TRACE_NAME_LEN);
+		SMR_TP_ASSIGN_DEV;
 		__entry->first = first;
 		__entry->last = last;
 		__entry->zeroed = zeroed;
@@ -60,24 +60,7 @@ TRACE_EVENT(cv_damaged_read,
 		  __entry->last, __entry->zeroed ? "zeroed" : "failed")
 );
 
-TRACE_EVENT(cv_md_commit,
-	TP_PROTO(const char *dev, u64 gen, int err, u64 ns),
-	TP_ARGS(dev, gen, err, ns),
-	TP_STRUCT__entry(
-		__array(char, dev, CV_TRACE_NAME_LEN)
-		__field(u64, gen)
-		__field(int, err)
-		__field(u64, ns)
-	),
-	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, CV_TRACE_NAME_LEN);
-		__entry->gen = gen;
-		__entry->err = err;
-		__entry->ns = ns;
-	),
-	TP_printk("%s gen=%llu err=%d us=%llu", __entry->dev, __entry->gen,
-		  __entry->err, __entry->ns / 1000)
-);
+SMR_TRACE_MD_COMMIT(cv_md_commit);
 
 #endif /* DM_CAVEAT_TRACE_H */
 

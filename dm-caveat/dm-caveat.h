@@ -96,16 +96,6 @@ struct cv_chunk {
 };
 
 /* Counters shown by "dmsetup status"; protected by cv_target.lock. */
-struct cv_stats {
-	u64 writes;
-	u64 damaging_writes;	/* writes with a non-empty damage range */
-	u64 damaged_blocks;	/* sum of those ranges (blocks made maybe damaged) */
-	u64 live_damage_writes;	/* writes that damaged valid blocks */
-	u64 live_damaged_blocks; /* valid blocks they damaged: data lost */
-	u64 damaged_reads;	/* reads touching maybe-damaged blocks */
-	u64 commits;
-};
-
 struct cv_target {
 	struct dm_target *ti;
 	struct dm_dev *dev;

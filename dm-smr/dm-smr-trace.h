@@ -4,9 +4,9 @@
  * with trace-cmd and bpftrace.
  *
  * Every event names its device (struct smr_target's label: the dm name,
- * or smrhm<N> for a host-managed zone context; the first 31 bytes),
- * copied into a fixed array: __string/__assign_str changed their
- * arguments in 6.10, a fixed array is the same everywhere.
+ * or smrhm<N> for a host-managed zone context; the first 31 bytes) in
+ * the fixed array common/smr-trace.h defines for both modules, which also
+ * holds the metadata commit event they share.
  * Off, each costs a static branch; the few that take a timestamp take it
  * only on paths that already sleep or wait (cleaning, commits, a write
  * that waited), never on a plain write.
@@ -20,8 +20,8 @@
 #define DM_SMR_TRACE_H
 
 #include <linux/tracepoint.h>
+#include "smr-trace.h"
 
-#define SMR_TRACE_NAME_LEN 32
 
 /* How a drive-managed write was placed. */
 #define SMR_TRACE_CACHE		0
@@ -51,7 +51,7 @@ TRACE_EVENT(smr_dm_write,
 		 u32 band, u32 slot),
 	TP_ARGS(dev, sector, nr_sectors, placement, band, slot),
 	TP_STRUCT__entry(
-		__array(char, dev, SMR_TRACE_NAME_LEN)
+		SMR_TP_DEV
 		__field(u64, sector)
 		__field(u32, nr_sectors)
 		__field(u8, placement)
@@ -59,7 +59,7 @@ TRACE_EVENT(smr_dm_write,
 		__field(u32, slot)
 	),
 	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		SMR_TP_ASSIGN_DEV;
 		__entry->sector = sector;
 		__entry->nr_sectors = nr_sectors;
 		__entry->placement = placement;
@@ -82,7 +82,7 @@ TRACE_EVENT(smr_dm_write_waited,
 		 u64 waited_ns, int err),
 	TP_ARGS(dev, sector, nr_sectors, why, waited_ns, err),
 	TP_STRUCT__entry(
-		__array(char, dev, SMR_TRACE_NAME_LEN)
+		SMR_TP_DEV
 		__field(u64, sector)
 		__field(u32, nr_sectors)
 		__field(u8, why)
@@ -90,7 +90,7 @@ TRACE_EVENT(smr_dm_write_waited,
 		__field(int, err)
 	),
 	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		SMR_TP_ASSIGN_DEV;
 		__entry->sector = sector;
 		__entry->nr_sectors = nr_sectors;
 		__entry->why = why;
@@ -107,12 +107,12 @@ TRACE_EVENT(smr_clean_start,
 	TP_PROTO(const char *dev, u32 band, u8 reason),
 	TP_ARGS(dev, band, reason),
 	TP_STRUCT__entry(
-		__array(char, dev, SMR_TRACE_NAME_LEN)
+		SMR_TP_DEV
 		__field(u32, band)
 		__field(u8, reason)
 	),
 	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		SMR_TP_ASSIGN_DEV;
 		__entry->band = band;
 		__entry->reason = reason;
 	),
@@ -125,7 +125,7 @@ TRACE_EVENT(smr_clean_end,
 		 u64 write_bytes, u64 ns),
 	TP_ARGS(dev, band, reason, err, read_bytes, write_bytes, ns),
 	TP_STRUCT__entry(
-		__array(char, dev, SMR_TRACE_NAME_LEN)
+		SMR_TP_DEV
 		__field(u32, band)
 		__field(u8, reason)
 		__field(int, err)
@@ -134,7 +134,7 @@ TRACE_EVENT(smr_clean_end,
 		__field(u64, ns)
 	),
 	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		SMR_TP_ASSIGN_DEV;
 		__entry->band = band;
 		__entry->reason = reason;
 		__entry->err = err;
@@ -152,14 +152,14 @@ TRACE_EVENT(smr_hm_write,
 	TP_PROTO(const char *dev, u32 zone, u32 wp, u32 nr_sectors, bool append),
 	TP_ARGS(dev, zone, wp, nr_sectors, append),
 	TP_STRUCT__entry(
-		__array(char, dev, SMR_TRACE_NAME_LEN)
+		SMR_TP_DEV
 		__field(u32, zone)
 		__field(u32, wp)
 		__field(u32, nr_sectors)
 		__field(bool, append)
 	),
 	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		SMR_TP_ASSIGN_DEV;
 		__entry->zone = zone;
 		__entry->wp = wp;
 		__entry->nr_sectors = nr_sectors;
@@ -174,13 +174,13 @@ TRACE_EVENT(smr_zone_cond,
 	TP_PROTO(const char *dev, u32 zone, u8 from, u8 to),
 	TP_ARGS(dev, zone, from, to),
 	TP_STRUCT__entry(
-		__array(char, dev, SMR_TRACE_NAME_LEN)
+		SMR_TP_DEV
 		__field(u32, zone)
 		__field(u8, from)
 		__field(u8, to)
 	),
 	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
+		SMR_TP_ASSIGN_DEV;
 		__entry->zone = zone;
 		__entry->from = from;
 		__entry->to = to;
@@ -189,24 +189,7 @@ TRACE_EVENT(smr_zone_cond,
 		  smr_trace_cond(__entry->from), smr_trace_cond(__entry->to))
 );
 
-TRACE_EVENT(smr_md_commit,
-	TP_PROTO(const char *dev, u64 gen, int err, u64 ns),
-	TP_ARGS(dev, gen, err, ns),
-	TP_STRUCT__entry(
-		__array(char, dev, SMR_TRACE_NAME_LEN)
-		__field(u64, gen)
-		__field(int, err)
-		__field(u64, ns)
-	),
-	TP_fast_assign(
-		strscpy_pad(__entry->dev, dev, SMR_TRACE_NAME_LEN);
-		__entry->gen = gen;
-		__entry->err = err;
-		__entry->ns = ns;
-	),
-	TP_printk("%s gen=%llu err=%d us=%llu", __entry->dev, __entry->gen,
-		  __entry->err, __entry->ns / 1000)
-);
+SMR_TRACE_MD_COMMIT(smr_md_commit);
 
 #endif /* DM_SMR_TRACE_H */
 
