@@ -289,11 +289,13 @@ void cv_nl_damage(struct cv_nl_dev *d, u64 wfirst, u64 wlast, u64 vfirst,
 		nla_put_u64_64bit(skb, CV_A_LIVE_BLOCKS, live, CV_A_PAD));
 }
 
-/* End of a successful ctr (process context). */
+/*
+ * End of a successful ctr (process context), which set @d's name and
+ * device number at its start (smr_genl_dev_name()).
+ */
 void cv_nl_register(struct cv_nl_dev *d, struct dm_target *ti)
 {
 	d->ti = ti;
-	smr_genl_dev_name(ti, d->name, &d->devt);
 	mutex_lock(&cv_nl_lock);
 	list_add_tail(&d->node, &cv_nl_devs);
 	mutex_unlock(&cv_nl_lock);

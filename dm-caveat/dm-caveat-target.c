@@ -144,7 +144,10 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (IS_ERR(sc))
 		return PTR_ERR(sc);
 	sc->ti = ti;
-	/* Named from the start: the format's commits are traced too. */
+	/*
+	 * Named from the start: the format's commits are traced too, and the
+	 * netlink registry (cv_nl_register()) lists it by this name.
+	 */
 	smr_genl_dev_name(ti, sc->nl.name, &sc->nl.devt);
 	sc->block_size = 4096;
 	spin_lock_init(&sc->lock);

@@ -14,7 +14,6 @@
 #include <linux/tracepoint.h>
 #include "smr-trace.h"
 
-
 /* A write made blocks d0..d1 maybe damaged; @live of them held data. */
 TRACE_EVENT(cv_damage,
 	TP_PROTO(const char *dev, u64 first, u64 last, u64 d0, u64 d1, u64 live),

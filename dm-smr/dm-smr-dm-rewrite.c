@@ -220,10 +220,6 @@ void smr_dm_release_parked(struct smr_target *sc)
 	bio_list_init(&dm->parked);
 }
 
-/*
- * Should a cleaning that started at @start stop now? At a suspend always;
- * background cleaning also when host I/O came since it started.
- */
 /* A cleaning that stopped early: its end, timed only when traced. */
 static void smr_trace_clean_failed(struct smr_target *sc, u32 band,
 				   enum smr_clean_reason reason, int ret,
@@ -235,6 +231,10 @@ static void smr_trace_clean_failed(struct smr_target *sc, u32 band,
 				    ktime_get_ns() - t0);
 }
 
+/*
+ * Should a cleaning that started at @start stop now? At a suspend always;
+ * background cleaning also when host I/O came since it started.
+ */
 static bool smr_dm_should_yield(struct smr_dm *dm, enum smr_clean_reason r,
 				unsigned long start)
 {
