@@ -24,7 +24,12 @@ Replay. The crash states checked are:
     drive holds if it lost power just after that entry);
   - subset: the log up to a flush, plus a random subset of the writes
     logged before the next flush (a drive may have written any of them,
-    in any order). --subsets N per interval between two flushes.
+    in any order), except that a FUA write is in the subset whenever a
+    write logged after it is: it was on the medium when it completed, and
+    the log is in completion order, so a write that completed after it
+    cannot be on the medium without it (a target issuing a write only
+    once a FUA write completed relies on this, as a journal commit
+    does). --subsets N per interval between two flushes.
 Each state is built on a dm-snapshot (transient) of REPLAY, which holds
 the log applied up to the state's flush (with --copy, for kernels without
 dm-snapshot: on a copy of REPLAY written to COW); the target is created
@@ -612,9 +617,12 @@ def points(entries, start, rng, subsets):
              if not entries[i].flags & LOG_MARK and entries[i].nr]
         if len(w) < 2:
             continue
+        fua = [i for i in w if entries[i].flags & LOG_FUA]
         for _ in range(subsets):
             k = rng.randint(1, len(w) - 1)
-            pts.append((f, tuple(sorted(rng.sample(w, k)))))
+            s = set(rng.sample(w, k))
+            s.update(j for j in fua if j < max(s))
+            pts.append((f, tuple(sorted(s))))
     pts.sort()
     return pts, len(bar)
 

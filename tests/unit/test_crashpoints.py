@@ -103,6 +103,19 @@ class LogTest(unittest.TestCase):
             self.assertTrue(0 < len(sub) < 4 and set(sub) <= {3, 4, 5, 6})
         self.assertEqual(len(cp.sample(pts, 2, random.Random(1))), 2)
 
+    def test_points_keep_fua_order(self):
+        # The FUA write (entry 5) was durable when it completed: no state
+        # holds write 6, logged after it, without it.
+        e = cp.read_log(self.log)
+        pts, _ = cp.points(e, 0, random.Random(7), 200)
+        subs = [set(p[1]) for p in pts if p[1]]
+        self.assertEqual(len(subs), 200)
+        for s in subs:
+            if 6 in s:
+                self.assertIn(5, s, sorted(s))
+        # ... and writes before it may still be missing while it is there
+        self.assertTrue(any(5 in s and not {3, 4} <= s for s in subs))
+
 
 class ExpectTest(unittest.TestCase):
     def test_blocks(self):
