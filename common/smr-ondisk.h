@@ -9,6 +9,7 @@
  *   4 KiB blocks 1..2N     N metadata blocks, each with two slots (A at
  *                          block 1 + 2k, B at 2 + 2k) written alternately;
  *                          each starts with struct smr_blk_header
+ *   then (caveat, v2)      the damage journal: J 4 KiB blocks, a ring
  *   data_start (sectors)   the emulated disk, aligned to 1 MiB
  *
  * The slots, the generation and the checksum are common/smr-slots.c's
@@ -107,7 +108,14 @@ struct smr_intent_rec {
 
 #define CV_SB_MAGIC		0x74764163	/* "cAvt" */
 #define CV_MD_MAGIC		0x6d764163	/* "cAvm" */
-#define CV_VERSION		1
+#define CV_JR_MAGIC		0x6a764163	/* "cAvj" */
+/*
+ * Version 2 added the damage journal after the slots (journal_blocks);
+ * version 1 devices have none and load as before (every damage is made
+ * durable by a whole commit). Bitmap pages are the same in both.
+ */
+#define CV_VERSION		2
+#define CV_VERSION_NOJOURNAL	1
 
 struct cv_super {
 	__le32 magic;		/*   0: CV_SB_MAGIC, written last at format */
@@ -122,18 +130,50 @@ struct cv_super {
 	__le64 data_start;	/*  56: first data sector on the backing dev */
 	__le32 md_pages;	/*  64: N, bitmap pages (2N slots) */
 	__le32 bits_per_page;	/*  68: CV_MD_BITS */
-	__u8 reserved[4024];	/*  72: zero */
+	__le32 journal_blocks;	/*  72: J (version 2; 0 in version 1) */
+	__u8 reserved[4020];	/*  76: zero */
 } __packed;
 
 /*
- * A bitmap page: the common header (nr = bits it describes), 32 bytes of
- * zeros, then CV_MD_WORDS little-endian 64-bit words. A page with no
- * valid slot (never written since format, or both copies torn) reads as
- * "every block maybe damaged", the safe state; format therefore writes
- * only the superblock.
+ * A bitmap page: the common header (nr = bits it describes), the page's
+ * stamp (__le64 at CV_MD_STAMP: the damage stamp when it was built, so
+ * it holds every damage with a stamp up to this one; 0 in pages written
+ * by version 1), 24 bytes of zeros, then CV_MD_WORDS little-endian
+ * 64-bit words. A page with no valid slot (never written since format,
+ * or both copies torn) reads as "every block maybe damaged", the safe
+ * state; format therefore writes only the superblock.
  */
+#define CV_MD_STAMP		32
 #define CV_MD_HDR		64
 #define CV_MD_WORDS		((SMR_MD_BLOCK_SIZE - CV_MD_HDR) / 8)	/* 504 */
 #define CV_MD_BITS		(CV_MD_WORDS * 64)			/* 32256 */
+
+/*
+ * The damage journal (version 2): a ring of J blocks, each written once
+ * with FUA by a batch of writes whose damage must be durable before they
+ * are issued. Header: struct smr_blk_header with magic CV_JR_MAGIC, gen
+ * the highest stamp in the block (it seeds the crc), index the block's
+ * place in the ring, nr the records that follow it. A record is one
+ * damage: blocks first..first+len-1 made maybe damaged, stamped with the
+ * damage sequence number it got in memory. At load a record is applied
+ * to each bitmap page it touches whose stamp is lower; a page built
+ * after the damage already holds it (and maybe a later rewrite, which
+ * replaying would undo). Blocks that are torn or of another format are
+ * skipped: the writes they were for were never issued.
+ */
+struct cv_jr_rec {
+	__le64 first;		/*  0: first block damaged */
+	__le64 stamp;		/*  8: damage sequence number */
+	__le64 len;		/* 16: blocks, at least 1 */
+} __packed;
+
+#define CV_JR_RECS \
+	((SMR_MD_BLOCK_SIZE - sizeof(struct smr_blk_header)) / sizeof(struct cv_jr_rec))
+/*
+ * J. With the superblock and the slots of up to 15 bitmap pages (devices
+ * up to about 1.9 GiB at 4 KiB blocks) it still ends in the first MiB.
+ */
+#define CV_JOURNAL_BLOCKS	224
+#define CV_JOURNAL_MAX		65536	/* what a superblock may say */
 
 #endif /* SMR_ONDISK_H */

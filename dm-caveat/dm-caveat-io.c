@@ -2,9 +2,10 @@
 /*
  * dm-caveat: the I/O path. map() and end_io(): reads checked against the
  * damage set (failed, or zeroed where damaged), writes mapped with their
- * damage applied; the worker, which commits for flushes, FUA writes and
- * writes whose damage must be durable first, and maps the writes map()
- * found no memory for; the write completion; scramble.
+ * damage applied; the worker, which commits for flushes and FUA writes,
+ * writes the damage journal for writes whose damage must be durable
+ * first, and maps the writes map() found no memory for; the write
+ * completion; scramble.
  */
 #include <linux/module.h>
 #include <linux/gfp.h>
@@ -111,6 +112,23 @@ static int cv_scramble_range(struct cv_target *sc, u64 d0, u64 d1)
 static int cv_map_write(struct cv_target *sc, struct bio *bio,
 			struct cv_io *io, bool in_map);
 
+/*
+ * Make every damage applied so far durable, for the writes waiting on it:
+ * a journal block, or a whole commit where the journal cannot take it or
+ * its write failed.
+ */
+static int cv_make_durable(struct cv_target *sc)
+{
+	int ret;
+
+	mutex_lock(&sc->commit_mutex);
+	ret = cv_jr_write(sc);
+	if (ret)
+		ret = __cv_commit(sc);
+	mutex_unlock(&sc->commit_mutex);
+	return ret;
+}
+
 /* Writes that found no memory in the worker either: try again. */
 void cv_nomem_work(struct work_struct *work)
 {
@@ -151,8 +169,16 @@ void cv_work(struct work_struct *work)
 	if (bio_list_empty(&wal) && bio_list_empty(&commits) &&
 	    bio_list_empty(&flushes))
 		return;
-	if (cv_commit(sc))
+	/*
+	 * Flushes and FUA writes need everything durable: a whole commit.
+	 * Writes waiting on damage need only the damage: the journal.
+	 */
+	if (!bio_list_empty(&commits) || !bio_list_empty(&flushes)) {
+		if (cv_commit(sc))
+			sts = BLK_STS_IOERR;
+	} else if (cv_make_durable(sc)) {
 		sts = BLK_STS_IOERR;
+	}
 
 	while ((bio = bio_list_pop(&flushes))) {
 		bio->bi_status = sts;
@@ -293,6 +319,7 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 	if (live) {
 		cv_clear_range(sc, io->d0, io->d1);
 		sc->damage_seq++;
+		cv_jr_add(sc, io->d0, io->d1);
 		sc->stats.live_damage_writes++;
 		sc->stats.live_damaged_blocks += live;
 		io->live = true;

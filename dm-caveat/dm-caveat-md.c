@@ -10,6 +10,7 @@
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "dm-caveat.h"
@@ -31,6 +32,8 @@ static void cv_build_page(void *owner, u32 k, void *buf)
 	u32 nbits = cv_page_bits(sc, k);
 	u32 i;
 
+	/* It holds every damage stamped so far (dm-caveat-journal.c). */
+	*(__le64 *)(buf + CV_MD_STAMP) = cpu_to_le64(sc->damage_seq);
 	for (i = 0; i * 64 < nbits; i++) {
 		u64 b = base + (u64)i * 64;	/* a multiple of 64 */
 		struct cv_chunk *ch = &sc->chunks[b >> CV_CHUNK_SHIFT];
@@ -63,6 +66,8 @@ static int cv_load_page(void *owner, u32 k, const void *buf)
 
 	if (!buf)
 		return 0;
+	sc->ld_stamps[k] = le64_to_cpu(*(const __le64 *)(buf + CV_MD_STAMP));
+	sc->damage_seq = max(sc->damage_seq, sc->ld_stamps[k]);
 	for (i = 0; i * 64 < nbits; i++) {
 		u64 v = le64_to_cpu(w[i]);
 		u64 b = base + (u64)i * 64;
@@ -88,6 +93,17 @@ static const struct smr_slots_ops cv_md_ops = {
 	.records = cv_page_bits,
 	.load = cv_load_page,
 };
+
+/*
+ * Sectors before the data: the superblock, the slots of @md_pages pages
+ * and @jr_blocks of journal, rounded up to 1 MiB.
+ */
+sector_t cv_md_sectors(u32 md_pages, u32 jr_blocks)
+{
+	/* Without a journal this is smr_slots_sectors(md_pages). */
+	return round_up((1 + 2 * (sector_t)md_pages + jr_blocks) *
+			(SMR_MD_BLOCK_SIZE >> SECTOR_SHIFT), 2048);
+}
 
 /* Bitmap pages for @nr_blocks blocks. */
 u64 cv_md_pages(u64 nr_blocks)
@@ -119,29 +135,46 @@ void cv_md_exit(struct cv_target *sc)
 
 /*
  * Make the state so far durable: every write completed before the call
- * and every damage applied before it.
+ * and every damage applied before it. commit_mutex held.
  */
-int cv_commit(struct cv_target *sc)
+int __cv_commit(struct cv_target *sc)
 {
 	u64 seq, t0;
 	int ret;
 
+	lockdep_assert_held(&sc->commit_mutex);
 	spin_lock_irq(&sc->lock);
 	seq = sc->damage_seq;
+	/* Damage the journal could not take is in the pages this writes. */
+	sc->jr_overflow = false;
 	spin_unlock_irq(&sc->lock);
 	t0 = trace_cv_md_commit_enabled() ? ktime_get_ns() : 0;
 	ret = smr_slots_commit(&sc->md);
 	if (t0)
 		trace_cv_md_commit(sc->nl.name, READ_ONCE(sc->md.gen), ret,
 				   ktime_get_ns() - t0);
-	if (ret)
-		return ret;
 	spin_lock_irq(&sc->lock);
+	if (ret) {
+		sc->jr_overflow = true;
+		spin_unlock_irq(&sc->lock);
+		return ret;
+	}
 	sc->stats.commits++;
 	if (sc->durable_seq < seq)
 		sc->durable_seq = seq;
 	spin_unlock_irq(&sc->lock);
+	cv_jr_committed(sc, seq);
 	return 0;
+}
+
+int cv_commit(struct cv_target *sc)
+{
+	int ret;
+
+	mutex_lock(&sc->commit_mutex);
+	ret = __cv_commit(sc);
+	mutex_unlock(&sc->commit_mutex);
+	return ret;
 }
 
 static void cv_fill_super(struct cv_target *sc, struct cv_super *sb)
@@ -157,6 +190,7 @@ static void cv_fill_super(struct cv_target *sc, struct cv_super *sb)
 	sb->data_start = cpu_to_le64(sc->data_start);
 	sb->md_pages = cpu_to_le32(sc->md_pages);
 	sb->bits_per_page = cpu_to_le32(CV_MD_BITS);
+	sb->journal_blocks = cpu_to_le32(sc->jr_blocks);
 }
 
 /* Only the superblock is written: a page never written reads as damaged. */
@@ -174,15 +208,28 @@ static int cv_format(struct cv_target *sc)
 	return smr_sb_write(&sc->md, CV_SB_MAGIC);
 }
 
-/* Read every page into the chunks (not live yet: no lock), then count. */
+/*
+ * Read every page into the chunks, then apply the damage journal (not
+ * live yet: no lock), then count.
+ */
 int cv_load_bitmap(struct cv_target *sc)
 {
 	u64 c;
 	int ret;
 
+	sc->ld_stamps = kvcalloc(sc->md_pages, sizeof(u64), GFP_KERNEL);
+	if (!sc->ld_stamps)
+		return -ENOMEM;
+	/* Stamps continue from the newest on disk (pages and journal). */
+	sc->damage_seq = 0;
 	ret = smr_slots_load(&sc->md);
+	if (!ret && sc->jr_blocks)
+		ret = cv_jr_replay(sc);
+	kvfree(sc->ld_stamps);
+	sc->ld_stamps = NULL;
 	if (ret)
 		return ret;
+	sc->durable_seq = sc->damage_seq;
 	/* The one full count of the chunks. */
 	sc->nr_valid = 0;
 	for (c = 0; c < sc->nr_chunks; c++) {
@@ -194,15 +241,43 @@ int cv_load_bitmap(struct cv_target *sc)
 	return 0;
 }
 
+/* Where the journal and the data lie, for @jr_blocks of journal. */
+static void cv_set_layout(struct cv_target *sc, u32 jr_blocks)
+{
+	sc->jr_blocks = jr_blocks;
+	sc->jr_start = (1 + 2 * (sector_t)sc->md_pages) *
+		(SMR_MD_BLOCK_SIZE >> SECTOR_SHIFT);
+	sc->data_start = cv_md_sectors(sc->md_pages, jr_blocks);
+}
+
+/* Sets ti->error if the backing device cannot hold this layout. */
+static int cv_check_size(struct cv_target *sc)
+{
+	struct dm_target *ti = sc->ti;
+	sector_t need = sc->data_start + ti->len;
+	sector_t have = bdev_nr_sectors(sc->dev->bdev);
+
+	if (have >= need)
+		return 0;
+	DMERR("backing device has %llu sectors, needs %llu (%llu of metadata + %llu of data)",
+	      (unsigned long long)have, (unsigned long long)need,
+	      (unsigned long long)sc->data_start, (unsigned long long)ti->len);
+	ti->error = "Backing device too small for this table (sizes in the kernel log)";
+	return -EINVAL;
+}
+
 /*
  * Read the superblock; format an all-zero (new) device or when asked to;
- * otherwise check the table's geometry against it. The bitmap is loaded
- * when the table goes live (cv_preresume()). Sets ti->error on failure.
+ * otherwise check the table's geometry against it. A version 1 device
+ * (no journal) is used as it is; format makes it version 2. The bitmap
+ * is loaded when the table goes live (cv_preresume()). Sets ti->error on
+ * failure.
  */
 int cv_md_load_or_format(struct cv_target *sc)
 {
 	struct dm_target *ti = sc->ti;
 	struct cv_super *sb = page_address(sc->md.pages[0]);
+	u32 version, jr;
 	int ret;
 
 	ret = smr_sb_open(&sc->md, CV_SB_MAGIC, sc->format,
@@ -211,16 +286,28 @@ int cv_md_load_or_format(struct cv_target *sc)
 	if (ret < 0)
 		return ret;
 	if (ret) {
+		cv_set_layout(sc, CV_JOURNAL_BLOCKS);
+		ret = cv_check_size(sc);
+		if (ret)
+			return ret;
 		ret = cv_format(sc);
 		if (ret)
 			ti->error = "Cannot format the backing device";
 		sc->loaded = !ret;
 		return ret;
 	}
-	if (le32_to_cpu(sb->version) != CV_VERSION) {
+	version = le32_to_cpu(sb->version);
+	jr = le32_to_cpu(sb->journal_blocks);
+	if (version != CV_VERSION && version != CV_VERSION_NOJOURNAL) {
 		ti->error = "Unsupported on-disk format version";
 		return -EINVAL;
 	}
+	if ((version == CV_VERSION_NOJOURNAL && jr) ||
+	    (version == CV_VERSION && (!jr || jr > CV_JOURNAL_MAX))) {
+		ti->error = "Superblock holds an impossible journal size";
+		return -EINVAL;
+	}
+	cv_set_layout(sc, jr);
 	if (le32_to_cpu(sb->block_size) != sc->block_size ||
 	    le64_to_cpu(sb->nr_blocks) != sc->nr_blocks ||
 	    le64_to_cpu(sb->did) != sc->did ||
@@ -236,6 +323,12 @@ int cv_md_load_or_format(struct cv_target *sc)
 		ti->error = "Table geometry differs from the on-disk superblock (see the kernel log); use the matching table or add 'format' (destroys data)";
 		return -EINVAL;
 	}
+	ret = cv_check_size(sc);
+	if (ret)
+		return ret;
+	if (!jr)
+		DMINFO("%s: on-disk format version 1, without a damage journal: each damaging write waits for a whole commit ('format' upgrades, destroying data)",
+		       cv_name(sc));
 	sc->md.format_id = le64_to_cpu(sb->format_id);
 	return 0;
 }

@@ -85,7 +85,8 @@ static int cv_nl_put_stats(struct sk_buff *skb, struct cv_nl_dev *d)
 	v[11] = s.valid_blocks;
 	v[12] = s.st.commits;
 	v[13] = s.mem_bytes;
-	BUILD_BUG_ON(ARRAY_SIZE(v) != 14);
+	v[14] = s.st.journal_writes;
+	BUILD_BUG_ON(ARRAY_SIZE(v) != CV_S_MAX - CV_S_NR_BLOCKS + 1);
 
 	nest = nla_nest_start(skb, CV_A_STATS);
 	if (!nest)

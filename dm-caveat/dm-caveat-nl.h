@@ -25,7 +25,8 @@ struct cv_stats {
 	u64 live_damage_writes;	/* writes that damaged valid blocks */
 	u64 live_damaged_blocks; /* valid blocks they damaged: data lost */
 	u64 damaged_reads;	/* reads touching maybe-damaged blocks */
-	u64 commits;
+	u64 commits;		/* whole metadata commits */
+	u64 journal_writes;	/* damage journal blocks written */
 };
 
 /* The counters and the geometry, for the dump. */

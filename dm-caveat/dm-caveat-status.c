@@ -14,7 +14,8 @@ static size_t cv_mem_bytes(struct cv_target *sc)
 {
 	return sizeof(*sc) + sc->nr_chunks * sizeof(struct cv_chunk) +
 		(sc->nr_bitmaps + sc->nr_spare) * PAGE_SIZE +
-		smr_slots_mem_bytes(&sc->md) + !!sc->scramble_page * PAGE_SIZE;
+		smr_slots_mem_bytes(&sc->md) + !!sc->scramble_page * PAGE_SIZE +
+		!!sc->jr_page * PAGE_SIZE;
 }
 
 /*
@@ -22,7 +23,7 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  *
  *   <writes> <damaging_writes> <damaged_blocks> <live_damage_writes>
  *   <live_damaged_blocks> <damaged_reads> <valid_blocks> <commits>
- *   <mem_bytes>
+ *   <mem_bytes> <journal_writes>
  *
  * Counters since creation or the last clear_stats message: writes are
  * write bios; damaging_writes those whose damage range (after clipping)
@@ -31,7 +32,9 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  * the writes that damaged valid blocks (written, not damaged since) and
  * live_damaged_blocks how many: the data lost; damaged_reads the reads
  * that touched maybe-damaged blocks (failed with a medium error, or read
- * zeros there with on_damaged_read zero); commits metadata commits.
+ * zeros there with on_damaged_read zero); commits whole metadata commits,
+ * journal_writes damage journal blocks written (last: added with the
+ * journal, so parsers of the older line still work).
  * valid_blocks is the current number of valid blocks, mem_bytes the
  * memory this device holds (damage map and buffers).
  */
@@ -52,10 +55,11 @@ void cv_status(struct dm_target *ti, status_type_t type,
 		valid = sc->nr_valid;
 		mem = cv_mem_bytes(sc);
 		spin_unlock_irq(&sc->lock);
-		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu",
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu %llu",
 		       st.writes, st.damaging_writes, st.damaged_blocks,
 		       st.live_damage_writes, st.live_damaged_blocks,
-		       st.damaged_reads, valid, st.commits, mem);
+		       st.damaged_reads, valid, st.commits, mem,
+		       st.journal_writes);
 		break;
 	case STATUSTYPE_TABLE:
 		/* "format" is not printed back: reloading must not format. */

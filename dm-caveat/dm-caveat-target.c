@@ -77,7 +77,6 @@ static int cv_check_geometry(struct cv_target *sc)
 {
 	struct dm_target *ti = sc->ti;
 	sector_t bsect = sc->block_size >> SECTOR_SHIFT;
-	sector_t need, have;
 
 	sc->bshift = ilog2(bsect);
 	if (!ti->len || (ti->len & (bsect - 1))) {
@@ -102,18 +101,12 @@ static int cv_check_geometry(struct cv_target *sc)
 		return -EINVAL;
 	}
 	sc->md_pages = cv_md_pages(sc->nr_blocks);
-	sc->data_start = smr_slots_sectors(sc->md_pages);
 	sc->nr_chunks = DIV_ROUND_UP_ULL(sc->nr_blocks, CV_CHUNK_BLOCKS);
-	need = sc->data_start + ti->len;
-	have = bdev_nr_sectors(sc->dev->bdev);
-	if (have < need) {
-		DMERR("backing device has %llu sectors, needs %llu (%llu of metadata + %llu of data)",
-		      (unsigned long long)have, (unsigned long long)need,
-		      (unsigned long long)sc->data_start,
-		      (unsigned long long)ti->len);
-		ti->error = "Backing device too small for this table (sizes in the kernel log)";
-		return -EINVAL;
-	}
+	/*
+	 * Where the data starts depends on the superblock (version 1 has no
+	 * journal): cv_md_load_or_format() sets it and checks the backing
+	 * device's size.
+	 */
 	return 0;
 }
 
@@ -125,6 +118,8 @@ static void cv_free(struct cv_target *sc)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);
 	cv_md_exit(sc);
+	if (sc->jr_page)
+		__free_page(sc->jr_page);
 	if (sc->scramble_page)
 		__free_page(sc->scramble_page);
 	cv_free_chunks(sc);
@@ -151,6 +146,7 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	smr_genl_dev_name(ti, sc->nl.name, &sc->nl.devt);
 	sc->block_size = 4096;
 	spin_lock_init(&sc->lock);
+	mutex_init(&sc->commit_mutex);
 	INIT_LIST_HEAD(&sc->inflight);
 	bio_list_init(&sc->wal_bios);
 	bio_list_init(&sc->commit_bios);
@@ -188,7 +184,9 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	ret = cv_md_init(sc);
-	if (ret) {
+	sc->jr_page = alloc_page(GFP_KERNEL);
+	if (ret || !sc->jr_page) {
+		ret = -ENOMEM;
 		ti->error = "Cannot allocate metadata buffers";
 		goto bad;
 	}

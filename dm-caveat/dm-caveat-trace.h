@@ -61,6 +61,36 @@ TRACE_EVENT(cv_damaged_read,
 
 SMR_TRACE_MD_COMMIT(cv_md_commit);
 
+/*
+ * A damage journal block was written (FUA): @records damages, the last
+ * stamped @stamp, at ring block @block; the writes waiting for them are
+ * then issued (or failed, err != 0, after a whole commit was tried).
+ */
+TRACE_EVENT(cv_jr_write,
+	TP_PROTO(const char *dev, u32 block, u32 records, u64 stamp, int err,
+		 u64 ns),
+	TP_ARGS(dev, block, records, stamp, err, ns),
+	TP_STRUCT__entry(
+		SMR_TP_DEV
+		__field(u32, block)
+		__field(u32, records)
+		__field(u64, stamp)
+		__field(int, err)
+		__field(u64, ns)
+	),
+	TP_fast_assign(
+		SMR_TP_ASSIGN_DEV;
+		__entry->block = block;
+		__entry->records = records;
+		__entry->stamp = stamp;
+		__entry->err = err;
+		__entry->ns = ns;
+	),
+	TP_printk("%s block=%u records=%u stamp=%llu err=%d us=%llu",
+		  __entry->dev, __entry->block, __entry->records,
+		  __entry->stamp, __entry->err, __entry->ns / 1000)
+);
+
 #endif /* DM_CAVEAT_TRACE_H */
 
 /* Out of tree: define_trace.h finds this file on the module's -I$(src). */

@@ -20,10 +20,12 @@
  *
  * Crash safety, "never falsely clean":
  *  - a write whose damage range holds valid blocks (live data) applies the
- *    damage in memory at map time and is deferred to the worker, which
- *    makes the damage durable (metadata commit) before it issues the write;
- *    while such damage is not yet durable, every write with a non-empty
- *    damage range takes the same path;
+ *    damage in memory at map time, stamped with the next damage sequence
+ *    number, and is deferred to the worker, which makes the damage durable
+ *    before it issues the write: one FUA journal block for all the damage
+ *    of a batch (dm-caveat-journal.c), or a whole commit when the journal
+ *    is full; while such damage is not yet durable, every write with a
+ *    non-empty damage range takes the same path;
  *  - valid marks are applied when a write completes successfully and are
  *    made durable by the next flush or FUA (commit = snapshot the dirty
  *    metadata pages, flush the backing device, write them, flush again);
@@ -48,7 +50,9 @@
  *   dm-caveat-damage.c  the damage set (chunks, bitmaps, spares, ranges)
  *                       and the damage rule
  *   dm-caveat-md.c      what it persists (bitmap pages) and its superblock,
- *                       through common/smr-slots.c
+ *                       through common/smr-slots.c; whole commits
+ *   dm-caveat-journal.c the damage journal: one FUA block per batch of
+ *                       damaging writes, replayed at load
  *   dm-caveat-common.c  common/ compiled in (shared with dm-smr)
  *   dm-caveat-nl.c      generic netlink events and dumps (dm-caveat-nl.h)
  * The on-disk format itself is in common/smr-ondisk.h.
@@ -117,6 +121,25 @@ struct cv_target {
 	u32 md_pages;
 	sector_t data_start;
 	bool loaded;		/* the damage map is this table's (first resume) */
+	/*
+	 * Whole commits and journal writes, one at a time (worker, suspend,
+	 * messages): a commit can then reset the journal it makes obsolete.
+	 */
+	struct mutex commit_mutex;
+	u64 *ld_stamps;		/* at load only: each bitmap page's stamp */
+
+	/* The damage journal (dm-caveat-journal.c); none: jr_blocks 0. */
+	u32 jr_blocks;		/* J, from the superblock */
+	sector_t jr_start;	/* its first sector */
+	u32 jr_pos;		/* the next block written (commit_mutex) */
+	u32 jr_used;		/* blocks written since the last commit (commit_mutex) */
+	struct page *jr_page;
+	/* Damage applied and not yet written (lock). */
+	struct cv_jr_pending {
+		u64 first, len, stamp;
+	} jr_rec[CV_JR_RECS];
+	u32 jr_nr;
+	bool jr_overflow;	/* damage not in jr_rec: the next needs a commit */
 
 	/* State, protected by lock (taken from bio completion too). */
 	spinlock_t lock;
@@ -127,7 +150,7 @@ struct cv_target {
 	unsigned long *spare[CV_SPARE_MAX];
 	unsigned int nr_spare;
 	struct list_head inflight;	/* writes mapped and not completed */
-	u64 damage_seq;			/* live damage applied in memory */
+	u64 damage_seq;			/* live damage applied in memory: its stamp */
 	u64 durable_seq;		/* ... and made durable */
 	/*
 	 * scramble: writes whose damage range is still to be overwritten.
@@ -208,9 +231,17 @@ void cv_check_inflight(struct cv_target *sc, struct cv_io *io);
 u64 cv_md_pages(u64 nr_blocks);
 int cv_md_init(struct cv_target *sc);
 void cv_md_exit(struct cv_target *sc);
+int __cv_commit(struct cv_target *sc);
 int cv_commit(struct cv_target *sc);
 int cv_load_bitmap(struct cv_target *sc);
 int cv_md_load_or_format(struct cv_target *sc);
+sector_t cv_md_sectors(u32 md_pages, u32 jr_blocks);
+
+/* Functions defined in dm-caveat-journal.c */
+void cv_jr_add(struct cv_target *sc, u64 d0, u64 d1);
+void cv_jr_committed(struct cv_target *sc, u64 seq);
+int cv_jr_write(struct cv_target *sc);
+int cv_jr_replay(struct cv_target *sc);
 
 /* Functions defined in dm-caveat-io.c */
 int cv_map(struct dm_target *ti, struct bio *bio);

@@ -11,7 +11,8 @@
 #   host-managed: writes at the write pointer, zone condition changes
 #     (empty -> imp_open, a reset back to empty);
 #   caveat: the damage a write did (write and damage range, live blocks),
-#     the read that failed on it, metadata commits.
+#     the read that failed on it, metadata commits, the journal block
+#     that made the damage durable first.
 # Then the bpftrace example of docs/tracing.md ("how long did this write
 # wait for cleaning") runs on the same workload, where bpftrace works.
 
@@ -109,6 +110,7 @@ has "hm: metadata commits" "smr_md_commit: +$HZ gen=[1-9][0-9]* err=0"
 has "caveat: block 5's write damaged 10..21, one live block" "cv_damage: +$CN write=5\.\.5 damaged=10\.\.21 live=1"
 has "caveat: the read of block 10 failed" "cv_damaged_read: +$CN read=10\.\.10 failed"
 has "caveat: metadata commits" "cv_md_commit: +$CN gen=[1-9][0-9]* err=0"
+has "caveat: block 5's damage went to the journal first" "cv_jr_write: +$CN block=0 records=1 stamp=1 err=0"
 
 # The waits the trace reports are bounded by the workload's length.
 max_us=$(grep -oE "smr_dm_write_waited: +$DN .*waited_us=[0-9]+" "$R" |

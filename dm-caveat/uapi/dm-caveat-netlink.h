@@ -83,6 +83,7 @@ enum cv_nl_stat {
 	CV_S_VALID_BLOCKS,
 	CV_S_COMMITS,
 	CV_S_MEM_BYTES,
+	CV_S_JOURNAL_WRITES,	/* damage journal blocks written */
 	__CV_S_MAX,
 };
 #define CV_S_MAX (__CV_S_MAX - 1)
