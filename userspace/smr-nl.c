@@ -70,7 +70,7 @@ static const char *const cv_stat_names[CV_S_MAX + 1] = {
 	[CV_S_LIVE_DAMAGED_BLOCKS] = "live_damaged_blocks",
 	[CV_S_DAMAGED_READS] = "damaged_reads",
 	[CV_S_VALID_BLOCKS] = "valid_blocks", [CV_S_COMMITS] = "commits",
-	[CV_S_MEM_BYTES] = "mem_bytes",
+	[CV_S_MEM_BYTES] = "mem_bytes", [CV_S_JOURNAL_WRITES] = "journal_writes",
 };
 
 static const char *const dm_state_names[] = { "idle", "clean-bg", "clean-fg", "clean-manual" };

@@ -232,11 +232,15 @@ uint64_t smr_hm_md_sectors(uint64_t nr_zones)
 			MD_ALIGN);
 }
 
-/* Caveat: superblock, two slots per 32256 blocks, rounded to 1 MiB. */
+/*
+ * Caveat (format version 2): superblock, two slots per 32256 blocks, the
+ * 224-block damage journal, rounded to 1 MiB.
+ */
+#define CV_JOURNAL_BLOCKS 224
 uint64_t cv_md_sectors(uint64_t nr_blocks)
 {
-	return round_up((1 + 2 * div_up(nr_blocks, 32256)) * BLOCK_SECTORS,
-			MD_ALIGN);
+	return round_up((1 + 2 * div_up(nr_blocks, 32256) + CV_JOURNAL_BLOCKS) *
+			BLOCK_SECTORS, MD_ALIGN);
 }
 
 struct optbuf {

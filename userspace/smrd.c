@@ -477,6 +477,8 @@ static const struct kmetric kmetrics[] = {
 	  "Valid blocks writes damaged (data lost)." },
 	{ "damaged_reads", "smr_caveat_damaged_reads_total", M_COUNTER, SC_ONE, NULL, NULL,
 	  "Reads that touched maybe-damaged blocks." },
+	{ "journal_writes", "smr_caveat_journal_writes_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Damage journal blocks written (each made a batch of damage durable)." },
 	/* every model */
 	{ "errors", "smr_errors_total", M_COUNTER, SC_ONE, NULL, NULL,
 	  "I/Os the target failed or saw fail." },

@@ -242,6 +242,9 @@ static void test_tables(void)
 	ok(sscanf(t, "0 %" SCNu64, &len) == 1 &&
 	   cv_md_sectors(len / 8) + len <= GiB / 512 && len == GiB / 512 - 2048,
 	   "caveat auto size leaves 1 MiB of metadata (%s)", t);
+	/* 15 bitmap pages and the journal end in the first MiB; 16 do not. */
+	ok(cv_md_sectors(15 * 32256ULL) == 2048 && cv_md_sectors(16 * 32256ULL) == 4096,
+	   "caveat metadata: superblock, slots and the 224-block journal");
 	geom_init(&g);
 	g.model = MODEL_CAVEAT;
 	ok(smr_compute_table(&g, "/dev/sdy", GiB, t, sizeof(t), err, sizeof(err)) &&
