@@ -1,14 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 500
+# TIMEOUT: 900
 # bench/cv-bench.sh - dm-caveat throughput against dm-linear on the same
 # backing, and the damage map's memory per TiB.
 #
 # Runs in the test VM (it uses tests/common.sh for backing devices):
 #   tests/vm-run --results /tmp/cv-bench bench/cv-bench.sh
 # Prints "# bench:" lines: MB/s of dm-linear and caveat for sequential
-# 1 MiB writes and reads and random 4 KiB writes and reads, their ratio
-# (target 0.9 or better), and mem_bytes per TiB after a sequential fill and
+# 1 MiB writes and reads and random 4 KiB reads and writes (iodepth 8, and
+# writes at 32 too), their ratio, what a durable (FUA) write costs on the
+# same backing, all on the scratch disk and on a memory-backed null_blk
+# (no volatile cache); then mem_bytes per TiB after a sequential fill and
 # after random 4 KiB writes spread over a 1 TiB device. Under TCG the
 # absolute figures mean little; the ratios and the memory figures do.
 . "$(dirname "$0")/../tests/common.sh"
@@ -20,12 +22,14 @@ require_target caveat
 SIZE=${CV_BENCH_MB:-128}
 RUNTIME=${CV_BENCH_RUNTIME:-10}
 
-# fio_bw DEV RW BS: bandwidth in KiB/s of one short fio job.
+# fio_bw DEV RW BS [QD [FIO-ARGS...]]: bandwidth in KiB/s of one short
+# fio job (iodepth QD, default 8).
 fio_bw() {
-	local dev=$1 rw=$2 bs=$3 out
+	local dev=$1 rw=$2 bs=$3 qd=${4:-8} out
+	shift 4 2>/dev/null || shift $#
 	out=$(cd "$T_WORK" && fio --name=b --filename="$dev" --rw="$rw" --bs="$bs" \
-		--size=${SIZE}M --direct=1 --ioengine=libaio --iodepth=8 \
-		--runtime="$RUNTIME" --time_based=0 --randrepeat=1 \
+		--size=${SIZE}M --direct=1 --ioengine=libaio --iodepth="$qd" \
+		--runtime="$RUNTIME" --time_based=0 --randrepeat=1 "$@" \
 		--output-format=terse --terse-version=3 2>/dev/null)
 	# terse v3: field 7 read bw (KiB/s), field 48 write bw.
 	case $rw in
@@ -34,32 +38,59 @@ fio_bw() {
 	esac
 }
 
+# The workloads: name, fio rw, block size, iodepth. Random writes start
+# from a device just filled sequentially, so that they damage live data.
+WORKLOADS=("write write 1M 8" "read read 1M 8" "randread randread 4k 8"
+	"randwrite randwrite 4k 8" "randwrite-qd32 randwrite 4k 32")
+
+# bench_pair TAG BACKING SECTORS OFFSET: every workload on dm-linear, then
+# on caveat, over the same extent of BACKING; prints the ratios.
+bench_pair() {
+	local tag=$1 dev=$2 sectors=$3 off=$4 w name rw bs qd l c r
+	declare -A LIN CAV
+	dm_create cvb_lin "0 $sectors linear $dev $off" || bail "cannot create dm-linear"
+	for w in "${WORKLOADS[@]}"; do
+		set -- $w
+		LIN[$1]=$(fio_bw /dev/mapper/cvb_lin "$2" "$3" "$4")
+	done
+	# What one durable write costs here: the same random writes, each
+	# with FUA (O_DSYNC). A write that damages live data cannot be issued
+	# before one such write (its journal block) completes.
+	LIN[dsync]=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8 --sync=dsync)
+	dm_remove cvb_lin
+	blkdiscard "$dev" 2>/dev/null
+	dm_create cvb_cav "0 $sectors caveat $dev 16 6 1 format" || bail "cannot create caveat"
+	for w in "${WORKLOADS[@]}"; do
+		set -- $w
+		case $2 in randwrite) fio_bw /dev/mapper/cvb_cav write 1M >/dev/null ;; esac
+		CAV[$1]=$(fio_bw /dev/mapper/cvb_cav "$2" "$3" "$4")
+	done
+	diag "bench: $tag: status after the runs: $(dmsetup status cvb_cav)"
+	dm_remove cvb_cav
+	for w in "${WORKLOADS[@]}"; do
+		set -- $w
+		name=$1 l=${LIN[$1]:-0} c=${CAV[$1]:-0}
+		r=$(awk -v l="$l" -v c="$c" 'BEGIN { if (l > 0) printf "%.2f", c / l; else print "n/a" }')
+		diag "bench: $tag: $name: dm-linear $((l / 1024)) MB/s, caveat $((c / 1024)) MB/s, ratio $r"
+		if [ "$l" -gt 0 ] && [ "$c" -gt 0 ]; then ok "$tag: $name measured (ratio $r)"
+		else not_ok "$tag: $name measured" "linear '$l' caveat '$c'"; fi
+	done
+	l=${LIN[randwrite]:-0} c=${LIN[dsync]:-0}
+	r=$(awk -v l="$l" -v c="$c" 'BEGIN { if (c > 0) printf "%.1f", l / c; else print "n/a" }')
+	diag "bench: $tag: dm-linear random writes with FUA: $((c / 1024)) MB/s, $r times slower than without"
+}
+
 backing=$(new_backing $((SIZE + 8))) || bail "no backing device"
-sectors=$((SIZE * 2048))
 # dm-linear over the same extent of the backing the caveat data uses
-# (the caveat data starts 1 MiB in for devices under ~120 GiB).
-dm_create cvb_lin "0 $sectors linear $backing 2048" || bail "cannot create dm-linear"
-declare -A LIN CAV
-for w in "write 1M" "read 1M" "randread 4k" "randwrite 4k"; do
-	set -- $w
-	LIN[$1]=$(fio_bw /dev/mapper/cvb_lin "$1" "$2")
-done
-dm_remove cvb_lin
-blkdiscard "$backing" 2>/dev/null
-dm_create cvb_cav "0 $sectors caveat $backing 16 6" || bail "cannot create caveat"
-for w in "write 1M" "read 1M" "randread 4k" "randwrite 4k"; do
-	set -- $w
-	CAV[$1]=$(fio_bw /dev/mapper/cvb_cav "$1" "$2")
-done
-diag "bench: status after the runs: $(dmsetup status cvb_cav)"
-for w in write read randread randwrite; do
-	l=${LIN[$w]:-0} c=${CAV[$w]:-0}
-	r=$(awk -v l="$l" -v c="$c" 'BEGIN { if (l > 0) printf "%.2f", c / l; else print "n/a" }')
-	diag "bench: $w: dm-linear $((l / 1024)) MB/s, caveat $((c / 1024)) MB/s, ratio $r"
-	if [ "$l" -gt 0 ] && [ "$c" -gt 0 ]; then ok "$w measured (ratio $r)"
-	else not_ok "$w measured" "linear '$l' caveat '$c'"; fi
-done
-dm_remove cvb_cav
+# (it starts 1 MiB in for devices up to 15 bitmap pages).
+bench_pair "disk" "$backing" $((SIZE * 2048)) 2048
+# A backing without a volatile write cache (memory-backed null_blk): FUA
+# costs what a plain write does, so the journal's price is its own write.
+if nb=$(new_nullb $((SIZE + 8))); then
+	bench_pair "null_blk" "$nb" $((SIZE * 2048)) 2048
+else
+	skip "null_blk backing" "cannot create a null_blk device"
+fi
 
 # Memory per TiB, on the sparse big disk: a 1 TiB caveat device.
 if big=$(new_big_backing 1025 2>/dev/null); then
