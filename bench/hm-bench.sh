@@ -23,7 +23,9 @@
 #                   is often slower here); figures are medians, the
 #                   ratio is the median of the rounds' ratios, with its
 #                   range
-#   --big-tib N     size of the huge device in TiB (10)
+#   --big-tib N     size of the huge device in TiB (10); larger than BIG:
+#                   on a dm-thin volume on BIG (sparse, 64 KiB blocks)
+#   --churn-ios N   4 KiB writes of the open-zone churn (20000)
 #   --reps N        creates timed per figure of the huge device (5)
 #   --no-big        skip the huge-device part
 #   --no-throughput skip the linear/smr comparison
@@ -52,7 +54,10 @@
 # resume = the dm core's zone checks); memory per zone from the status
 # line's mem_bytes, with the kernel's Slab growth around the create as a
 # cross-check; dm-linear over the same 10 TiB as the baseline of what
-# dmsetup and udev cost for any device in this VM.
+# dmsetup and udev cost for any device in this VM. Then open-zone churn:
+# 4 KiB writes at the write pointers of random zones all over the device
+# (fio zonemode=zbd, ignore_zone_limits) with max_open 128, so that
+# nearly every write opens a zone and implicitly closes the oldest.
 
 set -u
 
@@ -78,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--region-mb) REGION_MB=$2; shift 2 ;;
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--big-tib) BIG_TIB=$2; shift 2 ;;
+	--churn-ios) CHURN_IOS=$2; shift 2 ;;
 	--reps) REPS=$2; shift 2 ;;
 	--no-big) DO_BIG=0; shift ;;
 	--no-throughput) DO_TP=0; shift ;;
@@ -97,6 +103,8 @@ REPORT=$WORK/report
 LIN=hmb_linear
 SMR=hmb_smr
 BIGN=hmb_big
+THIN=hmb_thin
+CHURN_IOS=20000
 
 # say: a line of the report (also on stdout).
 say() { printf '%s\n' "$*" | tee -a "$REPORT"; }
@@ -105,7 +113,7 @@ die() { echo "hm-bench: $*" >&2; cleanup; exit 1; }
 
 cleanup() {
 	local d
-	for d in $BIGN $SMR $LIN; do
+	for d in $BIGN $SMR $LIN $THIN hmb_pool hmb_tdata hmb_tmeta; do
 		dmsetup info "$d" > /dev/null 2>&1 && dmsetup remove --retry "$d" > /dev/null 2>&1
 	done
 	[ -n "$OUT" ] && cp "$REPORT" "$OUT"
@@ -255,7 +263,14 @@ run_big() {
 	zones=$((len / ZS_BIG))
 	need=$((len + 2048))
 	size=$(blockdev --getsz "$BIG")
-	if [ "$size" -lt $need ]; then
+	BACK=$BIG
+	# (The metadata of many zones takes more than the 1 MiB "need" allows
+	# for: a thin volume costs nothing for the room, so give it a GiB.)
+	if [ "$size" -lt $need ] && thin_backing $((len + 2097152)); then
+		BACK=/dev/mapper/$THIN
+		size=$((len + 2097152))
+		say "huge device: $BIG holds $(($(blockdev --getsz "$BIG") / 2048 / 1024 / 1024)) TiB: a dm-thin volume of $size sectors on it instead (64 KiB blocks)"
+	elif [ "$size" -lt $need ]; then
 		# vm-run makes a smaller disk if the host cannot hold 11 TiB.
 		BIG_TIB=$(( (size - 2048) / (2048 * 1024 * 1024) ))
 		[ $BIG_TIB -gt 0 ] || { say "huge device: $BIG is under 1 TiB: skipped"; return; }
@@ -267,9 +282,9 @@ run_big() {
 	say "huge device: $BIG_TIB TiB, $((ZS_BIG / 2048)) MiB zones ($zones zones) on $BIG ($((size / 2048 / 1024 / 1024)) TiB, sparse)"
 	say "  (target: dmsetup create < 2 s, memory <= 64 bytes per zone)"
 
-	fmt="0 $len smr $BIG host-managed $ZS_BIG 1 format"
-	load="0 $len smr $BIG host-managed $ZS_BIG"
-	lin="0 $len linear $BIG 2048"
+	fmt="0 $len smr $BACK host-managed $ZS_BIG 1 format"
+	load="0 $len smr $BACK host-managed $ZS_BIG"
+	lin="0 $len linear $BACK 2048"
 	dev=/dev/mapper/$BIGN
 	dmsetup version > /dev/null
 
@@ -312,9 +327,69 @@ run_big() {
 	udevadm settle 2> /dev/null
 	dmsetup remove --retry $BIGN
 
-	# What dmsetup and udev cost for any 10 TiB device here.
+	# What dmsetup and udev cost for any device this size here.
 	timed_reps "baseline: dmsetup create, dm-linear" create "$lin" || return
 	timed_reps "baseline: dmsetup remove, dm-linear" remove "$lin" || return
+	run_churn "0 $len smr $BACK host-managed $ZS_BIG 2 max_open 128" "$zones"
+	[ "$BACK" = "$BIG" ] || thin_remove
+}
+
+# thin_backing SECTORS: a thin volume of SECTORS on BIG (pool metadata in
+# its first GiB, data in the next 64 GiB, both sparse). False if dm-thin
+# is missing.
+thin_backing() {
+	modprobe dm-thin-pool 2> /dev/null
+	dmsetup targets | grep -q '^thin-pool ' || { say "  (no dm-thin: cannot go past $BIG's size)"; return 1; }
+	dmsetup create hmb_tmeta --table "0 2097152 linear $BIG 0" || return
+	dmsetup create hmb_tdata --table "0 134217728 linear $BIG 2097152" || return
+	dd if=/dev/zero of=/dev/mapper/hmb_tmeta bs=4k count=1 oflag=direct status=none
+	dmsetup create hmb_pool --table "0 134217728 thin-pool /dev/mapper/hmb_tmeta /dev/mapper/hmb_tdata 128 0 1 skip_block_zeroing" || return
+	dmsetup message hmb_pool 0 "create_thin 0" || return
+	dmsetup create $THIN --table "0 $1 thin /dev/mapper/hmb_pool 0"
+}
+
+thin_remove() {
+	local d
+	for d in $THIN hmb_pool hmb_tdata hmb_tmeta; do
+		dmsetup remove --retry $d > /dev/null 2>&1
+	done
+}
+
+# run_churn TABLE ZONES: open-zone churn on a device made from TABLE.
+run_churn() {
+	local table=$1 zones=$2 dev=/dev/mapper/$BIGN out iops lat
+	command -v fio > /dev/null || return
+	dmsetup create $BIGN --table "$table" || { say "  churn: cannot create the device"; return; }
+	udevadm settle 2> /dev/null
+	# fio keeps its zone table in its shared pool (16 MiB by default,
+	# too small for 2^18 zones): --alloc-size, in KiB.
+	out=$(fio --alloc-size=262144 --name=churn --filename=$dev --direct=1 --zonemode=zbd \
+		--ignore_zone_limits=1 --rw=randwrite --bs=4k --ioengine=psync \
+		--norandommap=1 --random_generator=tausworthe64 \
+		--number_ios="$CHURN_IOS" --randrepeat=1 --output-format=terse \
+		--terse-version=3 2>&1)
+	# terse v3: field 49 write IOPS, field 81 mean completion latency (us)
+	iops=$(awk -F';' '$1 == 3 { print $49 }' <<< "$out")
+	lat=$(awk -F';' '$1 == 3 { printf "%.0f", $81 }' <<< "$out")
+	if [ -z "$iops" ] || [ "$iops" = 0 ]; then
+		say "  churn: fio wrote nothing: $(grep -v '^3;' <<< "$out" | tail -3)"
+		dmsetup remove --retry $BIGN
+		return
+	fi
+	say "  open-zone churn, max_open 128: $CHURN_IOS writes of 4 KiB at the write pointers of random zones of $zones: $iops IOPS, mean latency $lat us"
+	say "    status: writes $(st $BIGN writes), implicit closes $(st $BIGN imp_closes), implicitly open $(st $BIGN imp_open), closed $(st $BIGN closed), mem_bytes $(st $BIGN mem_bytes)"
+	dmsetup remove --retry $BIGN
+	# Baseline: the same writes straight to the backing, 4 KiB at random
+	# 256 MiB boundaries (where the zones start; on a thin volume each
+	# first write to a block allocates it, as the churn's did), another
+	# random sequence so that they land on blocks not written yet.
+	out=$(fio --name=base --filename="$BACK" --direct=1 --rw=randwrite --bs=4k \
+		--blockalign=$((ZS_BIG * 512)) --offset=1g --ioengine=psync \
+		--norandommap=1 --random_generator=tausworthe64 --randseed=77 \
+		--number_ios="$CHURN_IOS" --output-format=terse --terse-version=3 2>&1)
+	iops=$(awk -F';' '$1 == 3 { print $49 }' <<< "$out")
+	lat=$(awk -F';' '$1 == 3 { printf "%.0f", $81 }' <<< "$out")
+	say "  baseline: the same writes on the backing itself: ${iops:-?} IOPS, mean latency ${lat:-?} us"
 }
 
 # timed_reps DESC WHAT TABLE: REPS times, create the huge device with
