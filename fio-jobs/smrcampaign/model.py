@@ -28,9 +28,12 @@ HM_FIELDS = ["mode", "nr_zones", "conv_zones", "imp_open", "exp_open",
              "write_sectors", "reads", "read_sectors", "resets", "finishes",
              "opens", "closes", "imp_closes", "wp_errors", "errors", "commits",
              "mem_bytes"]
+# journal_writes came with dm-caveat's on-disk format 2 (the damage
+# journal); lines of older modules end before it.
 CV_FIELDS = ["writes", "damaging_writes", "damaged_blocks",
              "live_damage_writes", "live_damaged_blocks", "damaged_reads",
-             "valid_blocks", "commits", "mem_bytes"]
+             "valid_blocks", "commits", "mem_bytes", "journal_writes"]
+CV_FIELDS_MIN = 9
 STRING_FIELDS = ("mode", "state", "policy")
 
 DM_MODELS = ("drive-managed", "host-managed", "caveat")
@@ -59,7 +62,7 @@ def parse_status(line):
         names = DM_FIELDS
     elif target == "smr" and rest[0] == "host-managed" and len(rest) >= len(HM_FIELDS):
         names = HM_FIELDS
-    elif target == "caveat" and len(rest) >= len(CV_FIELDS):
+    elif target == "caveat" and len(rest) >= CV_FIELDS_MIN:
         names = CV_FIELDS
     else:
         return None

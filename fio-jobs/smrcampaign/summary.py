@@ -26,7 +26,8 @@ SUMMARY_STATUS = {
     "host-managed": ["nr_zones", "write_sectors", "resets", "finishes", "imp_closes",
                      "wp_errors", "errors"],
     "caveat": ["writes", "damaging_writes", "damaged_blocks", "live_damage_writes",
-               "live_damaged_blocks", "damaged_reads", "valid_blocks"],
+               "live_damaged_blocks", "damaged_reads", "valid_blocks", "commits",
+               "journal_writes"],
 }
 
 

@@ -75,6 +75,10 @@ class StatusTest(unittest.TestCase):
         c = model.parse_status(CV_LINE)
         self.assertEqual((c["mode"], c["writes"], c["live_damaged_blocks"], c["valid_blocks"]),
                          ("caveat", 9000, 2400, 7000))
+        self.assertNotIn("journal_writes", c)      # a module without the journal
+        c = model.parse_status(CV_LINE + " 77")
+        self.assertEqual((c["mem_bytes"], c["journal_writes"]), (65536, 77))
+        self.assertIsNone(model.parse_status("0 131072 caveat 1 2 3"))
 
     def test_unknown(self):
         self.assertIsNone(model.parse_status("0 100 linear 8:0 0"))
