@@ -16,11 +16,21 @@
 #define SMR_SLOTS_BLOCK_SECTORS	(SMR_MD_BLOCK_SIZE >> SECTOR_SHIFT)
 #define SMR_SLOTS_ALIGN_SECTORS	2048	/* data starts on a 1 MiB boundary */
 
+sector_t smr_slots_end(u32 nr_blocks)
+{
+	return (1 + 2 * (sector_t)nr_blocks) * SMR_SLOTS_BLOCK_SECTORS;
+}
+
+sector_t smr_slots_sectors_plus(u32 nr_blocks, u32 extra_blocks)
+{
+	return round_up(smr_slots_end(nr_blocks) +
+			(sector_t)extra_blocks * SMR_SLOTS_BLOCK_SECTORS,
+			SMR_SLOTS_ALIGN_SECTORS);
+}
+
 sector_t smr_slots_sectors(u32 nr_blocks)
 {
-	sector_t blocks = 1 + 2 * (sector_t)nr_blocks;
-
-	return round_up(blocks * SMR_SLOTS_BLOCK_SECTORS, SMR_SLOTS_ALIGN_SECTORS);
+	return smr_slots_sectors_plus(nr_blocks, 0);
 }
 
 /* Block @k, slot @b (0 = A, 1 = B). */
@@ -83,31 +93,53 @@ int smr_slots_rw(struct smr_slots *ss, blk_opf_t opf, sector_t sector,
 	return ret;
 }
 
-static u32 smr_slots_crc(const void *buf, u64 gen)
+static u32 smr_blk_crc(const void *buf, u64 gen)
 {
 	return crc32_le((u32)gen, buf, SMR_MD_BLOCK_SIZE);
 }
 
-/* State lock held: block @k into @buf, header and records, not sealed. */
-static void smr_slots_build(struct smr_slots *ss, u32 k, void *buf)
+void smr_blk_header(void *buf, u32 magic, u64 format_id, u32 index, u32 nr)
 {
 	struct smr_blk_header *hdr = buf;
 
-	memset(buf, 0, SMR_MD_BLOCK_SIZE);
-	ss->ops->build(ss->owner, k, buf);
-	hdr->magic = cpu_to_le32(ss->magic);
-	hdr->format_id = cpu_to_le64(ss->format_id);
-	hdr->index = cpu_to_le32(k);
-	hdr->nr = cpu_to_le32(ss->ops->records(ss->owner, k));
+	hdr->magic = cpu_to_le32(magic);
+	hdr->format_id = cpu_to_le64(format_id);
+	hdr->index = cpu_to_le32(index);
+	hdr->nr = cpu_to_le32(nr);
 }
 
-static void smr_slots_seal(void *buf, u64 gen)
+void smr_blk_seal(void *buf, u64 gen)
 {
 	struct smr_blk_header *hdr = buf;
 
 	hdr->gen = cpu_to_le64(gen);
 	hdr->crc = 0;
-	hdr->crc = cpu_to_le32(smr_slots_crc(buf, gen));
+	hdr->crc = cpu_to_le32(smr_blk_crc(buf, gen));
+}
+
+bool smr_blk_sealed(void *buf, u32 magic, u64 format_id, u32 index)
+{
+	struct smr_blk_header *hdr = buf;
+	u32 crc = le32_to_cpu(hdr->crc);
+	bool ok;
+
+	if (le32_to_cpu(hdr->magic) != magic ||
+	    le64_to_cpu(hdr->format_id) != format_id ||
+	    le32_to_cpu(hdr->index) != index)
+		return false;
+	hdr->crc = 0;
+	ok = smr_blk_crc(buf, le64_to_cpu(hdr->gen)) == crc;
+	hdr->crc = cpu_to_le32(crc);
+	return ok;
+}
+
+/* State lock held: block @k into @buf, header and records, not sealed. */
+static void smr_slots_build(struct smr_slots *ss, u32 k, void *buf)
+{
+	memset(buf, 0, SMR_MD_BLOCK_SIZE);
+	ss->ops->build(ss->owner, k, buf);
+	smr_blk_header(buf, ss->magic, ss->format_id, k,
+		       ss->ops->records(ss->owner, k));
 }
 
 /*
@@ -144,7 +176,7 @@ int smr_slots_commit(struct smr_slots *ss)
 		for (i = 0; i < n; i++) {
 			int b = !test_bit(idx[i], ss->slot_b);
 
-			smr_slots_seal(page_address(ss->pages[i]), ++ss->gen);
+			smr_blk_seal(page_address(ss->pages[i]), ++ss->gen);
 			ret = smr_slots_rw(ss, REQ_OP_WRITE,
 					   smr_slots_sector(idx[i], b),
 					   &ss->pages[i], 1);
@@ -199,18 +231,9 @@ void smr_slots_new_format(struct smr_slots *ss, bool write_all)
 static bool smr_slots_valid(struct smr_slots *ss, void *buf, u32 k)
 {
 	struct smr_blk_header *hdr = buf;
-	u32 crc = le32_to_cpu(hdr->crc);
-	bool ok;
 
-	if (le32_to_cpu(hdr->magic) != ss->magic ||
-	    le64_to_cpu(hdr->format_id) != ss->format_id ||
-	    le32_to_cpu(hdr->index) != k ||
-	    le32_to_cpu(hdr->nr) != ss->ops->records(ss->owner, k))
-		return false;
-	hdr->crc = 0;
-	ok = smr_slots_crc(buf, le64_to_cpu(hdr->gen)) == crc;
-	hdr->crc = cpu_to_le32(crc);
-	return ok;
+	return le32_to_cpu(hdr->nr) == ss->ops->records(ss->owner, k) &&
+		smr_blk_sealed(buf, ss->magic, ss->format_id, k);
 }
 
 /* Read every block, newest valid slot first, and hand each to the owner. */

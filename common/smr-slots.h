@@ -73,6 +73,22 @@ struct smr_slots {
 
 /* Sectors the superblock and N blocks take, rounded up to 1 MiB. */
 sector_t smr_slots_sectors(u32 nr_blocks);
+/*
+ * The same with @extra_blocks of the owner's own after the slots (they
+ * start at smr_slots_end(N), the first sector after the slots).
+ */
+sector_t smr_slots_sectors_plus(u32 nr_blocks, u32 extra_blocks);
+sector_t smr_slots_end(u32 nr_blocks);
+
+/*
+ * Any block that starts with struct smr_blk_header, the store's or an
+ * owner's own: fill its header; seal it (generation @gen, which seeds its
+ * crc); check that it is a sealed block of @magic and @format_id at
+ * @index (its nr is the caller's to check).
+ */
+void smr_blk_header(void *buf, u32 magic, u64 format_id, u32 index, u32 nr);
+void smr_blk_seal(void *buf, u64 gen);
+bool smr_blk_sealed(void *buf, u32 magic, u64 format_id, u32 index);
 int smr_slots_init(struct smr_slots *ss);
 void smr_slots_exit(struct smr_slots *ss);
 size_t smr_slots_mem_bytes(const struct smr_slots *ss);

@@ -19,7 +19,6 @@
  * (each page it touched was dirtied by it and written with a later
  * stamp), so the ring starts over.
  */
-#include <linux/crc32.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 
@@ -68,16 +67,10 @@ void cv_jr_committed(struct cv_target *sc, u64 seq)
 	sc->jr_used = 0;
 }
 
-static u32 cv_jr_crc(const void *buf, u64 gen)
-{
-	return crc32_le((u32)gen, buf, SMR_MD_BLOCK_SIZE);
-}
-
 /* Lock held: the pending records into the journal page; how many. */
 static u32 cv_jr_build(struct cv_target *sc, void *buf)
 {
-	struct smr_blk_header *hdr = buf;
-	struct cv_jr_rec *rec = buf + sizeof(*hdr);
+	struct cv_jr_rec *rec = buf + sizeof(struct smr_blk_header);
 	u64 top = 0;
 	u32 i;
 
@@ -88,12 +81,8 @@ static u32 cv_jr_build(struct cv_target *sc, void *buf)
 		rec[i].stamp = cpu_to_le64(sc->jr_rec[i].stamp);
 		top = max(top, sc->jr_rec[i].stamp);
 	}
-	hdr->magic = cpu_to_le32(CV_JR_MAGIC);
-	hdr->format_id = cpu_to_le64(sc->md.format_id);
-	hdr->index = cpu_to_le32(sc->jr_pos);
-	hdr->nr = cpu_to_le32(sc->jr_nr);
-	hdr->gen = cpu_to_le64(top);
-	hdr->crc = cpu_to_le32(cv_jr_crc(buf, top));
+	smr_blk_header(buf, CV_JR_MAGIC, sc->md.format_id, sc->jr_pos, sc->jr_nr);
+	smr_blk_seal(buf, top);
 	i = sc->jr_nr;
 	sc->jr_nr = 0;
 	return i;
@@ -150,23 +139,6 @@ int cv_jr_write(struct cv_target *sc)
 		sc->durable_seq = seq;
 	spin_unlock_irq(&sc->lock);
 	return 0;
-}
-
-/* A journal block read at load: a sealed block of this format at @k? */
-static bool cv_jr_valid(struct cv_target *sc, void *buf, u32 k)
-{
-	struct smr_blk_header *hdr = buf;
-	u32 crc = le32_to_cpu(hdr->crc);
-	bool ok;
-
-	if (le32_to_cpu(hdr->magic) != CV_JR_MAGIC ||
-	    le64_to_cpu(hdr->format_id) != sc->md.format_id ||
-	    le32_to_cpu(hdr->index) != k)
-		return false;
-	hdr->crc = 0;
-	ok = cv_jr_crc(buf, le64_to_cpu(hdr->gen)) == crc;
-	hdr->crc = cpu_to_le32(crc);
-	return ok;
 }
 
 /* At load (nothing live, no lock): blocks @a..@b damaged in page @k. */
@@ -242,7 +214,8 @@ int cv_jr_replay(struct cv_target *sc)
 			struct cv_jr_rec *rec = buf + sizeof(*hdr);
 			u32 nr;
 
-			if (!cv_jr_valid(sc, buf, k + j))
+			/* Torn, never written, or of another format: skipped. */
+			if (!smr_blk_sealed(buf, CV_JR_MAGIC, sc->md.format_id, k + j))
 				continue;
 			nr = le32_to_cpu(hdr->nr);
 			if (nr > CV_JR_RECS)

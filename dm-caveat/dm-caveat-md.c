@@ -94,17 +94,6 @@ static const struct smr_slots_ops cv_md_ops = {
 	.load = cv_load_page,
 };
 
-/*
- * Sectors before the data: the superblock, the slots of @md_pages pages
- * and @jr_blocks of journal, rounded up to 1 MiB.
- */
-sector_t cv_md_sectors(u32 md_pages, u32 jr_blocks)
-{
-	/* Without a journal this is smr_slots_sectors(md_pages). */
-	return round_up((1 + 2 * (sector_t)md_pages + jr_blocks) *
-			(SMR_MD_BLOCK_SIZE >> SECTOR_SHIFT), 2048);
-}
-
 /* Bitmap pages for @nr_blocks blocks. */
 u64 cv_md_pages(u64 nr_blocks)
 {
@@ -245,9 +234,8 @@ int cv_load_bitmap(struct cv_target *sc)
 static void cv_set_layout(struct cv_target *sc, u32 jr_blocks)
 {
 	sc->jr_blocks = jr_blocks;
-	sc->jr_start = (1 + 2 * (sector_t)sc->md_pages) *
-		(SMR_MD_BLOCK_SIZE >> SECTOR_SHIFT);
-	sc->data_start = cv_md_sectors(sc->md_pages, jr_blocks);
+	sc->jr_start = smr_slots_end(sc->md_pages);
+	sc->data_start = smr_slots_sectors_plus(sc->md_pages, jr_blocks);
 }
 
 /* Sets ti->error if the backing device cannot hold this layout. */

@@ -235,7 +235,6 @@ int __cv_commit(struct cv_target *sc);
 int cv_commit(struct cv_target *sc);
 int cv_load_bitmap(struct cv_target *sc);
 int cv_md_load_or_format(struct cv_target *sc);
-sector_t cv_md_sectors(u32 md_pages, u32 jr_blocks);
 
 /* Functions defined in dm-caveat-journal.c */
 void cv_jr_add(struct cv_target *sc, u64 d0, u64 d1);
