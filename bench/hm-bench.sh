@@ -355,41 +355,45 @@ thin_remove() {
 	done
 }
 
+# churn_fio FIO-ARGS...: CHURN_IOS random 4 KiB writes, one at a time,
+# with FIO-ARGS (the target and its placement); sets FIO_OUT (fio's output),
+# FIO_IOPS and FIO_LAT (mean completion latency, us), both empty if it wrote
+# nothing.
+churn_fio() {
+	FIO_OUT=$(fio --direct=1 --rw=randwrite --bs=4k --ioengine=psync \
+		--norandommap=1 --random_generator=tausworthe64 \
+		--number_ios="$CHURN_IOS" --output-format=terse --terse-version=3 \
+		"$@" 2>&1)
+	# terse v3: field 49 write IOPS, field 81 mean completion latency (us)
+	FIO_IOPS=$(awk -F';' '$1 == 3 && $49 > 0 { print $49 }' <<< "$FIO_OUT")
+	FIO_LAT=$(awk -F';' '$1 == 3 && $49 > 0 { printf "%.0f", $81 }' <<< "$FIO_OUT")
+}
+
 # run_churn TABLE ZONES: open-zone churn on a device made from TABLE.
 run_churn() {
-	local table=$1 zones=$2 dev=/dev/mapper/$BIGN out iops lat
+	local table=$1 zones=$2 dev=/dev/mapper/$BIGN
 	command -v fio > /dev/null || return
 	dmsetup create $BIGN --table "$table" || { say "  churn: cannot create the device"; return; }
 	udevadm settle 2> /dev/null
 	# fio keeps its zone table in its shared pool (16 MiB by default,
 	# too small for 2^18 zones): --alloc-size, in KiB.
-	out=$(fio --alloc-size=262144 --name=churn --filename=$dev --direct=1 --zonemode=zbd \
-		--ignore_zone_limits=1 --rw=randwrite --bs=4k --ioengine=psync \
-		--norandommap=1 --random_generator=tausworthe64 \
-		--number_ios="$CHURN_IOS" --randrepeat=1 --output-format=terse \
-		--terse-version=3 2>&1)
-	# terse v3: field 49 write IOPS, field 81 mean completion latency (us)
-	iops=$(awk -F';' '$1 == 3 { print $49 }' <<< "$out")
-	lat=$(awk -F';' '$1 == 3 { printf "%.0f", $81 }' <<< "$out")
-	if [ -z "$iops" ] || [ "$iops" = 0 ]; then
-		say "  churn: fio wrote nothing: $(grep -v '^3;' <<< "$out" | tail -3)"
+	churn_fio --alloc-size=262144 --name=churn --filename=$dev --zonemode=zbd \
+		--ignore_zone_limits=1 --randrepeat=1
+	if [ -z "$FIO_IOPS" ]; then
+		say "  churn: fio wrote nothing: $(grep -v '^3;' <<< "$FIO_OUT" | tail -3)"
 		dmsetup remove --retry $BIGN
 		return
 	fi
-	say "  open-zone churn, max_open 128: $CHURN_IOS writes of 4 KiB at the write pointers of random zones of $zones: $iops IOPS, mean latency $lat us"
+	say "  open-zone churn, max_open 128: $CHURN_IOS writes of 4 KiB at the write pointers of random zones of $zones: $FIO_IOPS IOPS, mean latency $FIO_LAT us"
 	say "    status: writes $(st $BIGN writes), implicit closes $(st $BIGN imp_closes), implicitly open $(st $BIGN imp_open), closed $(st $BIGN closed), mem_bytes $(st $BIGN mem_bytes)"
 	dmsetup remove --retry $BIGN
 	# Baseline: the same writes straight to the backing, 4 KiB at random
 	# 256 MiB boundaries (where the zones start; on a thin volume each
 	# first write to a block allocates it, as the churn's did), another
 	# random sequence so that they land on blocks not written yet.
-	out=$(fio --name=base --filename="$BACK" --direct=1 --rw=randwrite --bs=4k \
-		--blockalign=$((ZS_BIG * 512)) --offset=1g --ioengine=psync \
-		--norandommap=1 --random_generator=tausworthe64 --randseed=77 \
-		--number_ios="$CHURN_IOS" --output-format=terse --terse-version=3 2>&1)
-	iops=$(awk -F';' '$1 == 3 { print $49 }' <<< "$out")
-	lat=$(awk -F';' '$1 == 3 { printf "%.0f", $81 }' <<< "$out")
-	say "  baseline: the same writes on the backing itself: ${iops:-?} IOPS, mean latency ${lat:-?} us"
+	churn_fio --name=base --filename="$BACK" --blockalign=$((ZS_BIG * 512)) \
+		--offset=1g --randseed=77
+	say "  baseline: the same writes on the backing itself: ${FIO_IOPS:-?} IOPS, mean latency ${FIO_LAT:-?} us"
 }
 
 # timed_reps DESC WHAT TABLE: REPS times, create the huge device with
