@@ -15,6 +15,7 @@
 #include <linux/blkdev.h>
 #include <linux/device-mapper.h>
 #include <linux/dm-io.h>
+#include <linux/hrtimer.h>
 #include <linux/ioprio.h>
 
 #include "generated/config.h"
@@ -33,6 +34,19 @@ static inline bool smr_table_writable(struct dm_target *ti)
 	return dm_table_get_mode(ti->table) & BLK_OPEN_WRITE;
 #else
 	return dm_table_get_mode(ti->table) & FMODE_WRITE;
+#endif
+}
+
+/* A timer with its callback (6.13 added hrtimer_setup(), 6.15 removed hrtimer_init()). */
+static inline void smr_hrtimer_setup(struct hrtimer *t,
+				     enum hrtimer_restart (*fn)(struct hrtimer *),
+				     clockid_t clock, enum hrtimer_mode mode)
+{
+#ifdef HAVE_HRTIMER_SETUP
+	hrtimer_setup(t, fn, clock, mode);
+#else
+	hrtimer_init(t, clock, mode);
+	t->function = fn;
 #endif
 }
 
