@@ -11,6 +11,7 @@
 
 #include "smr-args.h"
 #include "smr-compat.h"
+#include "smr-timing.h"
 
 int smr_parse_u64(const char *s, u64 *v)
 {
@@ -47,7 +48,7 @@ int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 	int ret;
 
 	*given = 0;
-	if (!as->argc)
+	if (!as->argc || (t->timing && smr_tm_next(as)))
 		return 0;
 	for (i = 0; i < t->nr; i++)
 		count.max += t->opts[i].flag ? 1 : 2;
@@ -84,7 +85,7 @@ int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 			return -EINVAL;
 		}
 	}
-	if (as->argc) {
+	if (as->argc && !(t->timing && smr_tm_next(as))) {
 		*error = "Too many arguments";
 		return -EINVAL;
 	}

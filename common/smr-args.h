@@ -28,12 +28,15 @@ struct smr_opt_table {
 	unsigned int nr;		/* at most BITS_PER_LONG */
 	char *count_error;	/* a bad <#opt_args> */
 	char *unknown_error;	/* a name not in the table */
+	bool timing;		/* a timing group may follow (smr-timing.h) */
 };
 
 /*
  * Parse the optional arguments left in @as. Sets bit i of *@given for each
  * option i given, with its value (a number, a word's index, or 1 for a
- * flag) in @val[i]. Returns 0, or -EINVAL with *@error set.
+ * flag) in @val[i]. With t->timing, a timing group may follow the options
+ * (or stand in for them): it is left in @as for smr_tm_parse(). Returns 0,
+ * or -EINVAL with *@error set.
  */
 int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 		   unsigned long *given, u64 *val, char **error);

@@ -2,7 +2,8 @@
 /*
  * The foundations dm-smr shares with dm-caveat, compiled into this module
  * from common/: the crash-safe metadata store and superblock steps,
- * table-argument parsing, and the generic netlink event scaffolding.
+ * table-argument parsing, the generic netlink event scaffolding and the
+ * timing model.
  * One source for both modules, tested by both suites; no third module to
  * load first and no exported symbols.
  */
@@ -11,3 +12,4 @@
 #include "smr-slots.c"
 #include "smr-args.c"
 #include "smr-genl.c"
+#include "smr-timing.c"

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The timing model: see smr-timing.h and docs/timing.md. Compiled into
+ * both modules.
+ *
+ * The seek curve. A data sheet gives three seek times: track-to-track
+ * (t2t), average (avg) and full stroke (full). The model uses
+ *
+ *   seek(d) = t2t + a sqrt(d) + b d,   d = distance / span in (0, 1]
+ *
+ * the square root for the accelerate/decelerate phase of short seeks and
+ * the linear term for the coast of long ones. seek(1) = full gives
+ * a + b = full - t2t. Over random pairs of positions d has density
+ * 2 (1 - d), so E[sqrt(d)] = 8/15 and E[d] = 1/3, and E[seek] = avg gives
+ * (8/15) a + (1/3) b = avg - t2t. Hence, with F = full - t2t and
+ * V = avg - t2t:
+ *
+ *   a = 5 V - 5 F / 3,   b = F - a
+ *
+ * Both are >= 0 when F / 3 <= V <= 8 F / 15; other figures are refused
+ * (the curve cannot have that average with those ends).
+ */
+#include <linux/bio.h>
+#include <linux/err.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "smr-compat.h"
+#include "smr-timing.h"
+
+/* Fixed point for fractions of the span: 20 bits. */
+#define SMR_TM_FRAC_SHIFT	20
+/* Positions are shifted by that much: the span must stay below 2^43. */
+#define SMR_TM_MAX_SPAN		(1ULL << 43)
+
+static const struct {
+	const char *name;
+	u32 min, max;
+} smr_tm_keys[SMR_TM_NR_KEYS] = {
+	[SMR_TM_RPM] = { "rpm", 1000, 30000 },
+	[SMR_TM_T2T] = { "seek_t2t_us", 0, 100000 },
+	[SMR_TM_AVG] = { "seek_avg_us", 1, 100000 },
+	[SMR_TM_FULL] = { "seek_full_us", 1, 200000 },
+	[SMR_TM_OD] = { "od_mbps", 1, 100000 },
+	[SMR_TM_ID] = { "id_mbps", 1, 100000 },
+	[SMR_TM_OVERHEAD] = { "overhead_us", 0, 100000 },
+	[SMR_TM_CACHE_AT] = { "cache_at", 0, 1000 },
+};
+
+bool smr_tm_next(struct dm_arg_set *as)
+{
+	return as->argc && !strcasecmp(as->argv[0], "timing");
+}
+
+int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
+		 struct smr_tm_params *p, char **error)
+{
+	static const struct dm_arg count = {
+		2, 2 * SMR_TM_NR_KEYS,
+		"timing: invalid number of words (2 per key, at most 16)"
+	};
+	unsigned int argc, i, need;
+	const char *name;
+	u64 v;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	if (!smr_tm_next(as))
+		return 0;
+	dm_consume_args(as, 1);
+	ret = dm_read_arg_group(&count, as, &argc, error);
+	if (ret)
+		return ret;
+	if (argc & 1) {
+		*error = "timing: every key needs a value";
+		return -EINVAL;
+	}
+	for (; argc; argc -= 2) {
+		name = dm_shift_arg(as);
+		for (i = 0; i < SMR_TM_NR_KEYS; i++)
+			if (!strcasecmp(name, smr_tm_keys[i].name))
+				break;
+		if (i == SMR_TM_NR_KEYS || !(allowed & BIT(i))) {
+			*error = i == SMR_TM_NR_KEYS ? "timing: unknown key" :
+				"timing: key not used by this model";
+			return -EINVAL;
+		}
+		if (p->given & BIT(i)) {
+			*error = "timing: key given twice";
+			return -EINVAL;
+		}
+		if (smr_parse_u64(dm_shift_arg(as), &v) ||
+		    v < smr_tm_keys[i].min || v > smr_tm_keys[i].max) {
+			*error = "timing: value out of range (docs/timing.md gives each key's range)";
+			return -EINVAL;
+		}
+		p->v[i] = v;
+		p->given |= BIT(i);
+	}
+	need = allowed & ~SMR_TM_OPTIONAL;
+	if ((p->given & need) != need) {
+		*error = "timing: rpm, seek_t2t_us, seek_avg_us, seek_full_us, od_mbps and id_mbps are required";
+		return -EINVAL;
+	}
+	if (p->v[SMR_TM_ID] > p->v[SMR_TM_OD]) {
+		*error = "timing: id_mbps must not exceed od_mbps";
+		return -EINVAL;
+	}
+	if (p->v[SMR_TM_T2T] > p->v[SMR_TM_AVG] ||
+	    p->v[SMR_TM_AVG] > p->v[SMR_TM_FULL]) {
+		*error = "timing: seeks must satisfy seek_t2t_us <= seek_avg_us <= seek_full_us";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t span,
+			     char **error)
+{
+	u64 f = (u64)(p->v[SMR_TM_FULL] - p->v[SMR_TM_T2T]) * NSEC_PER_USEC;
+	u64 v = (u64)(p->v[SMR_TM_AVG] - p->v[SMR_TM_T2T]) * NSEC_PER_USEC;
+	struct smr_tm *tm;
+
+	/* F / 3 <= V <= 8 F / 15, in integers: 5 F <= 15 V <= 8 F. */
+	if (5 * f > 15 * v || 15 * v > 8 * f) {
+		*error = "timing: seek_avg_us must lie from t2t + (full - t2t) / 3 to t2t + 8 (full - t2t) / 15 (docs/timing.md, the seek curve)";
+		return ERR_PTR(-EINVAL);
+	}
+	if (!span || span >= SMR_TM_MAX_SPAN) {
+		*error = "timing: the device must be smaller than 4 PiB";
+		return ERR_PTR(-EINVAL);
+	}
+	tm = kzalloc(sizeof(*tm), GFP_KERNEL);
+	if (!tm) {
+		*error = "timing: cannot allocate the model";
+		return ERR_PTR(-ENOMEM);
+	}
+	tm->p = *p;
+	tm->span = span;
+	tm->t2t_ns = (u64)p->v[SMR_TM_T2T] * NSEC_PER_USEC;
+	tm->a_ns = div_u64(15 * v - 5 * f, 3);
+	tm->b_ns = f - tm->a_ns;
+	tm->half_rev_ns = div_u64(30ULL * NSEC_PER_SEC, p->v[SMR_TM_RPM]);
+	tm->overhead_ns = (u64)p->v[SMR_TM_OVERHEAD] * NSEC_PER_USEC;
+	tm->od_kbps = p->v[SMR_TM_OD] * 1000;
+	tm->id_kbps = p->v[SMR_TM_ID] * 1000;
+	spin_lock_init(&tm->lock);
+	tm->busy_until = ktime_get_ns();
+	return tm;
+}
+
+void smr_tm_destroy(struct smr_tm *tm)
+{
+	kfree(tm);
+}
+
+void smr_tm_emit(struct smr_tm *tm, char *result, unsigned int maxlen,
+		 unsigned int *psz)
+{
+	unsigned int sz = *psz, i;
+
+	if (!tm)
+		return;
+	DMEMIT(" timing %u", 2 * hweight32(tm->p.given));
+	for (i = 0; i < SMR_TM_NR_KEYS; i++)
+		if (tm->p.given & BIT(i))
+			DMEMIT(" %s %u", smr_tm_keys[i].name, tm->p.v[i]);
+	*psz = sz;
+}
+
+/* @x of the span, in 2^-20. */
+static u64 smr_tm_frac(struct smr_tm *tm, sector_t x)
+{
+	return div64_u64(min_t(u64, x, tm->span) << SMR_TM_FRAC_SHIFT,
+			 tm->span);
+}
+
+/* Service time of @nsect at @pos with the head at @head (pure). */
+static u64 smr_tm_service(struct smr_tm *tm, sector_t head, sector_t pos,
+			  sector_t nsect)
+{
+	u64 t = tm->overhead_ns, d, kbps;
+
+	if (pos != head) {
+		d = smr_tm_frac(tm, pos > head ? pos - head : head - pos);
+		t += tm->t2t_ns + tm->half_rev_ns +
+			((tm->a_ns * int_sqrt64(d << SMR_TM_FRAC_SHIFT)) >>
+			 SMR_TM_FRAC_SHIFT) +
+			((tm->b_ns * d) >> SMR_TM_FRAC_SHIFT);
+	}
+	/* The media rate falls linearly from the outer to the inner edge. */
+	kbps = tm->od_kbps - (((u64)(tm->od_kbps - tm->id_kbps) *
+			       smr_tm_frac(tm, pos)) >> SMR_TM_FRAC_SHIFT);
+	/* bytes / (kB/s) = bytes * 10^6 / kbps ns */
+	return t + div64_u64((u64)nsect * SECTOR_SIZE * 1000000, kbps);
+}
+
+u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
+		  u64 *svc_ns)
+{
+	u64 now = ktime_get_ns(), svc, end;
+	unsigned long flags;
+
+	spin_lock_irqsave(&tm->lock, flags);
+	svc = smr_tm_service(tm, tm->head, pos, nsect);
+	end = max(now, tm->busy_until) + svc;
+	tm->busy_until = end;
+	tm->head = pos + nsect;
+	tm->st.busy_ns += svc;
+	tm->st.ios++;
+	spin_unlock_irqrestore(&tm->lock, flags);
+	if (svc_ns)
+		*svc_ns = svc;
+	return end;
+}
+
+u64 smr_tm_busy_until(struct smr_tm *tm)
+{
+	unsigned long flags;
+	u64 t;
+
+	spin_lock_irqsave(&tm->lock, flags);
+	t = tm->busy_until;
+	spin_unlock_irqrestore(&tm->lock, flags);
+	return t;
+}
+
+/* The backing finished @now, after the modelled @end. */
+static void smr_tm_late(struct smr_tm *tm, u64 now, u64 end)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tm->lock, flags);
+	tm->st.late++;
+	tm->st.lag_ns += now - end;
+	spin_unlock_irqrestore(&tm->lock, flags);
+}
+
+static enum hrtimer_restart smr_tm_fire(struct hrtimer *t)
+{
+	struct smr_tm_bio *tb = container_of(t, struct smr_tm_bio, timer);
+
+	/* The bio, and tb with it (its per-bio data), may be gone after. */
+	bio_endio(tb->bio);
+	return HRTIMER_NORESTART;
+}
+
+void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
+		    struct bio *bio)
+{
+	u64 now = ktime_get_ns();
+
+	if (now < tb->end && !READ_ONCE(tm->quiet)) {
+		tb->bio = bio;
+		/* Soft: the callback runs in softirq context, irqs on. */
+		smr_hrtimer_setup(&tb->timer, smr_tm_fire, CLOCK_MONOTONIC,
+				  HRTIMER_MODE_ABS_SOFT);
+		hrtimer_start(&tb->timer, ns_to_ktime(tb->end),
+			      HRTIMER_MODE_ABS_SOFT);
+		return;
+	}
+	if (now > tb->end)
+		smr_tm_late(tm, now, tb->end);
+	bio_endio(bio);
+}
+
+static void smr_tm_clone_endio(struct bio *clone)
+{
+	struct smr_tm_bio *tb = clone->bi_private;
+	struct bio *bio = tb->bio;
+
+	if (clone->bi_status)
+		bio->bi_status = clone->bi_status;
+	bio_put(clone);
+	smr_tm_end_bio(tb->tm, tb, bio);
+}
+
+void smr_tm_submit(struct smr_tm *tm, struct smr_tm_bio *tb, struct bio *bio,
+		   struct bio_set *bs, struct block_device *bdev,
+		   sector_t sector, sector_t pos)
+{
+	struct bio *clone = bio_alloc_clone(bdev, bio, GFP_NOIO, bs);
+
+	tb->tm = tm;
+	tb->bio = bio;
+	tb->end = smr_tm_charge(tm, pos, bio_sectors(bio), NULL);
+	clone->bi_iter.bi_sector = sector;
+	/* dm polls only the bios it submits itself (see smr_dm_submit_cache()). */
+	bio_clear_polled(clone);
+	clone->bi_private = tb;
+	clone->bi_end_io = smr_tm_clone_endio;
+	dm_submit_bio_remap(bio, clone);
+}
+
+void smr_tm_wait(struct smr_tm *tm, u64 end)
+{
+	u64 now = ktime_get_ns();
+	ktime_t until = ns_to_ktime(end);
+
+	if (now >= end) {
+		if (now > end)
+			smr_tm_late(tm, now, end);
+		return;
+	}
+	if (READ_ONCE(tm->quiet))
+		return;
+	set_current_state(TASK_UNINTERRUPTIBLE);
+	schedule_hrtimeout(&until, HRTIMER_MODE_ABS);
+}
+
+void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
+{
+	WRITE_ONCE(tm->quiet, quiet);
+}
+
+void smr_tm_get_stats(struct smr_tm *tm, struct smr_tm_stats *st)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tm->lock, flags);
+	*st = tm->st;
+	spin_unlock_irqrestore(&tm->lock, flags);
+}
+
+void smr_tm_clear_stats(struct smr_tm *tm)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tm->lock, flags);
+	memset(&tm->st, 0, sizeof(tm->st));
+	spin_unlock_irqrestore(&tm->lock, flags);
+}

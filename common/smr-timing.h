@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The timing model (common/smr-timing.c), shared by dm-smr and dm-caveat.
+ *
+ * An optional disk model per target, given on the table line as
+ *
+ *   timing <#words> <key> <value> [<key> <value>...]
+ *
+ * after the target's optional arguments. It makes the emulated drive take
+ * the time a drive of its kind takes, whenever the backing device is
+ * faster than that drive:
+ *
+ *   - one actuator: every I/O the drive performs (host I/O and its own:
+ *     cache appends, band rewrites, metadata) is charged a service time,
+ *     one after the other in the order they are charged (FIFO, no
+ *     reordering): a seek from where the last one ended, half a
+ *     revolution on average, and the transfer at the media rate of that
+ *     radius, plus a fixed command overhead;
+ *   - a host bio completes no earlier than the modelled end of its I/O
+ *     (smr_tm_end_bio(): a per-bio timer), and the drive's own work waits
+ *     for the modelled end of each step (smr_tm_wait()), so the wall clock
+ *     of the host follows the modelled clock of the drive;
+ *   - the real I/O is issued to the backing as without the model, so data,
+ *     flushes and crash safety do not change.
+ *
+ * Positions are "platter" sectors in [0, span): the caller maps its
+ * backing layout onto them (drive-managed mode puts its cache at
+ * cache_at). docs/timing.md describes the model, its keys and its limits.
+ */
+#ifndef SMR_TIMING_H
+#define SMR_TIMING_H
+
+#include <linux/bio.h>
+#include <linux/device-mapper.h>
+#include <linux/hrtimer.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+/* The keys, in the order the table line prints them back. */
+enum smr_tm_key {
+	SMR_TM_RPM,		/* rpm: spindle speed */
+	SMR_TM_T2T,		/* seek_t2t_us: track-to-track seek */
+	SMR_TM_AVG,		/* seek_avg_us: average seek (random pairs) */
+	SMR_TM_FULL,		/* seek_full_us: full-stroke seek */
+	SMR_TM_OD,		/* od_mbps: media rate at the outer diameter, MB/s */
+	SMR_TM_ID,		/* id_mbps: media rate at the inner diameter, MB/s */
+	SMR_TM_OVERHEAD,	/* overhead_us: per command (optional, 0) */
+	SMR_TM_CACHE_AT,	/* cache_at: drive-managed cache position, per
+				   mille of the stroke from the outer edge
+				   (optional, 0) */
+	SMR_TM_NR_KEYS
+};
+
+/* Keys a target may leave out; the others are required. */
+#define SMR_TM_OPTIONAL		(BIT(SMR_TM_OVERHEAD) | BIT(SMR_TM_CACHE_AT))
+
+struct smr_tm_params {
+	u32 v[SMR_TM_NR_KEYS];
+	unsigned int given;	/* bit per key given; 0: no timing group */
+};
+
+struct smr_tm_stats {
+	u64 busy_ns;		/* modelled service time, all I/O */
+	u64 lag_ns;		/* how far backing completions came after the
+				   modelled ends, summed */
+	u64 late;		/* I/Os whose backing completion came late */
+	u64 ios;		/* I/Os charged */
+};
+
+struct smr_tm {
+	struct smr_tm_params p;
+	sector_t span;		/* platter sectors */
+	/* Derived at creation, in ns. */
+	u64 t2t_ns, a_ns, b_ns;	/* seek(d) = t2t + a sqrt(d) + b d, d in [0, 1] */
+	u64 half_rev_ns;
+	u64 overhead_ns;
+	u32 od_kbps, id_kbps;	/* kB/s */
+
+	spinlock_t lock;	/* taken from completions: irqsave */
+	u64 busy_until;		/* ktime_get_ns() at which the actuator is free */
+	sector_t head;		/* where the last I/O ended */
+	bool quiet;		/* suspending: nothing waits for the model */
+	struct smr_tm_stats st;
+};
+
+/*
+ * Per bio that the model delays: in the target's per-bio data. Set by
+ * smr_tm_charge_bio() (or by the caller: @end from smr_tm_charge()).
+ */
+struct smr_tm_bio {
+	struct hrtimer timer;
+	struct smr_tm *tm;
+	struct bio *bio;
+	u64 end;		/* modelled completion, ktime_get_ns() */
+};
+
+/*
+ * If the next word of @as is "timing", read its group into @p (keys
+ * outside @allowed are refused). Returns 0 (p->given is 0 without a
+ * group), or -EINVAL with *@error set.
+ */
+int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
+		 struct smr_tm_params *p, char **error);
+
+/* Is @as's next word a timing group? */
+bool smr_tm_next(struct dm_arg_set *as);
+
+/* A model over @span platter sectors; ERR_PTR with *@error set. */
+struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t span,
+			     char **error);
+void smr_tm_destroy(struct smr_tm *tm);
+
+/* " timing <n> <key> <value>..." for STATUSTYPE_TABLE, or nothing. */
+void smr_tm_emit(struct smr_tm *tm, char *result, unsigned int maxlen,
+		 unsigned int *sz);
+
+/*
+ * Charge an I/O of @nsect sectors at platter sector @pos: returns its
+ * modelled end (ktime_get_ns()); its service time in *@svc_ns if not
+ * NULL. O(1), any context.
+ */
+u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
+		  u64 *svc_ns);
+
+/* The modelled end of everything charged so far. */
+u64 smr_tm_busy_until(struct smr_tm *tm);
+
+/*
+ * End @bio (whose I/O is done) at tb->end: now if that has passed or the
+ * model is quiet, else from a timer. Any context.
+ */
+void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
+		    struct bio *bio);
+
+/*
+ * Send @bio to @sector of @bdev through a clone from @bs, charged at
+ * platter sector @pos; @bio ends at the modelled end (tb is its per-bio
+ * data). For a dm target's bio, from map() or a worker; may sleep in the
+ * bioset only, for one of our clones in flight to come back.
+ */
+void smr_tm_submit(struct smr_tm *tm, struct smr_tm_bio *tb, struct bio *bio,
+		   struct bio_set *bs, struct block_device *bdev,
+		   sector_t sector, sector_t pos);
+
+/*
+ * The drive's own work: sleep until @end, the modelled end of a step
+ * whose I/O is done. Bounded by that step's service time; returns at once
+ * when the model is quiet. Process context.
+ */
+void smr_tm_wait(struct smr_tm *tm, u64 end);
+
+/* Suspending (on) or live again (off): while on, nothing waits. */
+void smr_tm_set_quiet(struct smr_tm *tm, bool quiet);
+
+void smr_tm_get_stats(struct smr_tm *tm, struct smr_tm_stats *st);
+void smr_tm_clear_stats(struct smr_tm *tm);
+
+#endif /* SMR_TIMING_H */
