@@ -536,7 +536,7 @@ shrink:
 	if (io->fua && !status)
 		bio_list_add(commit, bio);
 	else
-		bio_endio(bio);
+		smr_dm_end_bio(sc, bio);
 }
 
 /*
@@ -566,7 +566,7 @@ static void smr_dm_cache_endio(struct bio *clone)
 			b->writers--;
 			spin_unlock_irqrestore(&sc->lock, flags);
 			wake_up(&dm->wait);
-			bio_endio(bio);
+			smr_dm_end_bio(sc, bio);
 			return;
 		}
 	}
@@ -587,7 +587,11 @@ void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 			 sector_t sector)
 {
 	struct bio *clone = bio_alloc_clone(sc->bdev, bio, GFP_NOIO, &sc->bs);
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
+	if (sc->tm)
+		io->tm.end = smr_tm_charge(sc->tm, smr_dm_tm_pos(sc->dm, sector),
+					   bio_sectors(bio), NULL);
 	clone->bi_iter.bi_sector = sector;
 	/* Durability of a FUA write comes from the commit that ends it. */
 	clone->bi_opf &= ~REQ_FUA;
@@ -599,6 +603,25 @@ void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 	clone->bi_private = bio;
 	clone->bi_end_io = smr_dm_cache_endio;
 	dm_submit_bio_remap(bio, clone);
+}
+
+/*
+ * The timing model: a metadata commit costs one 4 KiB write by the cache
+ * (the model does not count the blocks a commit writes). Returns its
+ * modelled end; @cleaning counts it as cleaning time.
+ */
+u64 smr_dm_tm_commit(struct smr_target *sc, bool cleaning)
+{
+	struct smr_dm *dm = sc->dm;
+	u64 end, svc;
+
+	end = smr_tm_charge(sc->tm, dm->tm_cache_pos, SMR_BLOCK_SECTORS, &svc);
+	if (cleaning) {
+		spin_lock_irq(&sc->lock);
+		dm->tm_clean_ns += svc;
+		spin_unlock_irq(&sc->lock);
+	}
+	return end;
 }
 
 /* Cache writes that found no memory to be indexed: try them again. */

@@ -138,6 +138,18 @@ void smr_dm_clean_work(struct work_struct *work)
 			unsigned long due = READ_ONCE(dm->last_io) +
 				msecs_to_jiffies(dm->idle_ms);
 
+			/* With the timing model: idle once the drive is. */
+			if (sc->tm) {
+				u64 now = ktime_get_ns(),
+				    busy = smr_tm_busy_until(sc->tm);
+
+				if (busy > now &&
+				    time_before(due, jiffies + nsecs_to_jiffies(busy - now) +
+						msecs_to_jiffies(dm->idle_ms)))
+					due = jiffies + nsecs_to_jiffies(busy - now) +
+						msecs_to_jiffies(dm->idle_ms);
+			}
+
 			if (time_before(jiffies, due)) {
 				spin_unlock_irq(&sc->lock);
 				queue_delayed_work(dm->clean_wq, &dm->clean_dwork,

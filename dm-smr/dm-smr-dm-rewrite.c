@@ -38,8 +38,8 @@
 /* Band read-modify-write.                                             */
 /* ------------------------------------------------------------------ */
 
-static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
-		     sector_t count, void *buf)
+static int smr_dm_io_raw(struct smr_target *sc, blk_opf_t opf, sector_t sector,
+			 sector_t count, void *buf)
 {
 	struct dm_io_region region = {
 		.bdev = sc->bdev,
@@ -55,6 +55,45 @@ static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
 	unsigned long error_bits = 0;
 
 	return smr_dm_io_call(&req, 1, &region, &error_bits);
+}
+
+/*
+ * The timing model: charge the cleaner's I/O of @count at backing @sector,
+ * as cleaning time. Returns its modelled end, 0 without the model.
+ */
+static u64 smr_dm_tm_clean(struct smr_target *sc, sector_t sector,
+			   sector_t count)
+{
+	struct smr_dm *dm = sc->dm;
+	u64 end, svc;
+
+	if (!sc->tm)
+		return 0;
+	end = smr_tm_charge(sc->tm, smr_dm_tm_pos(dm, sector), count, &svc);
+	spin_lock_irq(&sc->lock);
+	dm->tm_clean_ns += svc;
+	spin_unlock_irq(&sc->lock);
+	return end;
+}
+
+/* The cleaner waits for the modelled end of its step (smr_tm_wait()). */
+static void smr_dm_tm_wait(struct smr_target *sc, u64 end)
+{
+	if (sc->tm && end)
+		smr_tm_wait(sc->tm, end);
+}
+
+/* One synchronous step of the cleaner, taking the drive's time with the model. */
+static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
+		     sector_t count, void *buf)
+{
+	u64 end = smr_dm_tm_clean(sc, sector, count);
+	int ret;
+
+	ret = smr_dm_io_raw(sc, opf, sector, count, buf);
+	if (!ret)
+		smr_dm_tm_wait(sc, end);
+	return ret;
 }
 
 /* Reads issued together and waited for once (the cached runs of a chunk). */
@@ -108,6 +147,7 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 	struct smr_band *b = &dm->bands[band];
 	u32 first = c >> 3, nblk = len >> 3, nr = 0, i;
 	struct smr_dm_batch bt;
+	u64 end = 0;
 	int ret;
 
 	ret = smr_dm_io(sc, REQ_OP_READ, smr_band_sector(dm, band) + c, len,
@@ -137,6 +177,8 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 	for (i = 0; i < nr; i++) {
 		struct smr_ext *r = &dm->runs[i];
 
+		end = max(end, smr_dm_tm_clean(sc, smr_slot_sector_dm(dm, r->slot),
+						 (sector_t)r->len << 3));
 		smr_dm_batch_read(sc, &bt, smr_slot_sector_dm(dm, r->slot),
 				  (sector_t)r->len << 3,
 				  dm->buf + ((size_t)r->off << SMR_BLOCK_SHIFT));
@@ -146,6 +188,7 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 	wait_for_completion_io(&bt.done);
 	if (bt.error)
 		return bt.error;
+	smr_dm_tm_wait(sc, end);
 	ret = smr_dm_io(sc, REQ_OP_WRITE, dm->spare_start + c, len, dm->buf);
 	if (!ret)
 		*wr += len;
@@ -244,6 +287,16 @@ static bool smr_dm_should_yield(struct smr_dm *dm, enum smr_clean_reason r,
 		time_after(READ_ONCE(dm->last_io), start);
 }
 
+/* A metadata commit of the cleaner, taking the drive's time with the model. */
+static int smr_dm_clean_commit(struct smr_target *sc)
+{
+	int ret = smr_md_commit(sc);
+
+	if (!ret && sc->tm)
+		smr_tm_wait(sc->tm, smr_dm_tm_commit(sc, true));
+	return ret;
+}
+
 /*
  * Read-modify-write of one band through the spare band; see the top of
  * this file. Returns -EAGAIN when background cleaning gave way to host
@@ -296,7 +349,7 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 	dm->intent_seq = seq;
 	smr_slots_mark_dirty(&sc->md, 0);
 	spin_unlock_irq(&sc->lock);
-	ret = smr_md_commit(sc);
+	ret = smr_dm_clean_commit(sc);
 	if (ret)
 		goto fail;
 
@@ -315,7 +368,7 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 
 	/* Reads already sent to the band's slots finish before they go. */
 	wait_event(dm->wait, atomic_read(&b->readers) == 0);
-	ret = smr_md_commit(sc);
+	ret = smr_dm_clean_commit(sc);
 	if (ret)
 		goto fail;
 

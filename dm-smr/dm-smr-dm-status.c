@@ -36,7 +36,15 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
 	s->errors = sc->stats.errors;
 	s->clean_ms_since_busy = dm->since_busy_ms;
 	s->mem_bytes = sc->mem_bytes + dm->index_bytes;
+	s->model_clean_ms = div_u64(dm->tm_clean_ns, NSEC_PER_MSEC);
 	spin_unlock_irq(&sc->lock);
+	if (sc->tm) {
+		struct smr_tm_stats ts;
+
+		smr_tm_get_stats(sc->tm, &ts);
+		s->model_busy_ms = div_u64(ts.busy_ns, NSEC_PER_MSEC);
+		s->model_lag_ms = div_u64(ts.lag_ns, NSEC_PER_MSEC);
+	}
 
 	s->nr_bands = dm->nr_bands;
 	s->band_sectors = dm->band_sectors;
@@ -68,10 +76,14 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
  *   <clean_write_sectors> <clean_ms_bg> <clean_ms_fg>
  *   <clean_ms_since_busy> <host_read_sectors> <host_write_sectors>
  *   <cache_write_sectors> <bypass_write_sectors> <wa> <state> <policy>
- *   <commits> <errors> <mem_bytes>
+ *   <commits> <errors> <mem_bytes> <model_busy_ms> <model_clean_ms>
+ *   <model_lag_ms>
  *
  * Cache figures count 4 KiB slots; used slots include superseded copies.
  * wa is (cache + bypass + cleaning writes) / host writes, as "N.NNN".
+ * The model_* fields are the timing model's (smr-timing.h), 0 without it:
+ * modelled busy time, the part of it that was cleaning, and how far the
+ * backing device fell behind the model.
  * docs/dm-smr.rst describes every field.
  */
 void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
@@ -85,7 +97,7 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 	switch (type) {
 	case STATUSTYPE_INFO:
 		smr_dm_snapshot(sc, &s);
-		DMEMIT("drive-managed %llu %llu %llu/%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu.%03llu %s %s %llu %llu %llu",
+		DMEMIT("drive-managed %llu %llu %llu/%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu.%03llu %s %s %llu %llu %llu %llu %llu %llu",
 		       s.nr_bands, s.band_sectors, s.cache_used, s.cache_total,
 		       s.cache_live, s.index_extents, s.index_bytes,
 		       s.dirty_bands, s.rmw_bg, s.rmw_fg, s.rmw_manual,
@@ -95,12 +107,13 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 		       s.cache_write_sectors, s.bypass_write_sectors,
 		       div_u64(s.wa_milli, 1000), s.wa_milli % 1000,
 		       smr_state_names[s.state], smr_clean_policies[s.policy].name,
-		       s.commits, s.errors, s.mem_bytes);
+		       s.commits, s.errors, s.mem_bytes, s.model_busy_ms,
+		       s.model_clean_ms, s.model_lag_ms);
 		break;
 	case STATUSTYPE_TABLE:
 		nopt = 2 * hweight32(dm->opt_mask);
 		DMEMIT("%s drive-managed %llu", sc->dev->name, dm->band_sectors);
-		if (nopt)
+		if (nopt || sc->tm)
 			DMEMIT(" %d", nopt);
 		if (dm->opt_mask & SMR_DM_OPT_CACHE)
 			DMEMIT(" cache_sectors %llu", dm->cache_sectors);
@@ -110,6 +123,7 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 			DMEMIT(" policy %s", smr_clean_policies[READ_ONCE(dm->policy)].name);
 		if (dm->opt_mask & SMR_DM_OPT_BYPASS)
 			DMEMIT(" seq_bypass %s", dm->seq_bypass ? "on" : "off");
+		smr_tm_emit(sc->tm, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(sc->ti->type);
@@ -171,7 +185,10 @@ int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
 		memset(&dm->stats, 0, sizeof(dm->stats));
 		sc->stats.commits = sc->stats.errors = 0;
 		dm->since_busy_ms = 0;
+		dm->tm_clean_ns = 0;
 		spin_unlock_irq(&sc->lock);
+		if (sc->tm)
+			smr_tm_clear_stats(sc->tm);
 		return 0;
 	}
 	DMERR("unknown message or wrong arguments: %s (argc %u)", argv[0], argc);

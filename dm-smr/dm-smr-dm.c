@@ -72,6 +72,12 @@ static int smr_dm_read(struct smr_target *sc, struct bio *bio,
 	} else {
 		bio->bi_iter.bi_sector = smr_band_sector(dm, band) + osect;
 	}
+	if (sc->tm) {
+		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->bdev,
+			      bio->bi_iter.bi_sector,
+			      smr_dm_tm_pos(dm, bio->bi_iter.bi_sector));
+		return DM_MAPIO_SUBMITTED;
+	}
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -86,6 +92,7 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 	io->kind = SMR_IO_NONE;
 	io->indexed = false;
 	io->wait_since_ns = 0;
+	io->tm.end = 0;
 	if (READ_ONCE(dm->last_io) != now)
 		WRITE_ONCE(dm->last_io, now);
 
@@ -200,6 +207,12 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 				   SMR_SLOT_FREE);
 		bio_set_dev(bio, sc->bdev);
 		bio->bi_iter.bi_sector = smr_band_sector(dm, band) + osect;
+		if (sc->tm) {
+			smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->bdev,
+				      bio->bi_iter.bi_sector,
+				      smr_dm_tm_pos(dm, bio->bi_iter.bi_sector));
+			return DM_MAPIO_SUBMITTED;
+		}
 		return smr_dm_issue(bio, in_map);
 	}
 
@@ -289,6 +302,7 @@ static void smr_dm_work(struct work_struct *work)
 	struct smr_dm *dm = sc->dm;
 	struct bio_list done, queue, commit;
 	struct bio *bio;
+	u64 end;
 	int ret;
 
 	bio_list_init(&commit);
@@ -318,10 +332,16 @@ static void smr_dm_work(struct work_struct *work)
 
 	if (!bio_list_empty(&commit)) {
 		ret = smr_md_commit(sc);
+		/* A flush ends when the drive has done all it was sent. */
+		end = sc->tm ? smr_dm_tm_commit(sc, false) : 0;
 		while ((bio = bio_list_pop(&commit))) {
+			struct smr_dm_io *io = dm_per_bio_data(bio,
+							       sizeof(*io));
+
 			if (ret)
 				bio->bi_status = BLK_STS_IOERR;
-			bio_endio(bio);
+			io->tm.end = max(io->tm.end, end);
+			smr_dm_end_bio(sc, bio);
 		}
 	}
 	smr_dm_levels(sc);
@@ -441,9 +461,11 @@ static const struct smr_opt_table smr_dm_opt_table = {
 	.nr = ARRAY_SIZE(smr_dm_opts),
 	.count_error = "Invalid number of optional arguments (at most 9)",
 	.unknown_error = "Unknown optional argument",
+	.timing = true,
 };
 
-static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as)
+static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
+			     struct smr_tm_params *tp)
 {
 	struct smr_dm *dm = sc->dm;
 	u64 v[ARRAY_SIZE(smr_dm_opts)];
@@ -463,6 +485,34 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as)
 	if (given & SMR_DM_OPT_BYPASS)
 		dm->seq_bypass = v[3];
 	sc->format = given & SMR_DM_OPT_FORMAT;
+	ret = smr_tm_parse(as, BIT(SMR_TM_NR_KEYS) - 1, tp, &sc->ti->error);
+	if (ret)
+		return ret;
+	if (as->argc) {
+		sc->ti->error = "Too many arguments";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The timing model, if the table gave one: the cache at cache_at. */
+static int smr_dm_timing(struct smr_target *sc, struct smr_tm_params *tp)
+{
+	struct smr_dm *dm = sc->dm;
+	struct dm_target *ti = sc->ti;
+	sector_t room = dm->cache_sectors + dm->band_sectors;
+	struct smr_tm *tm;
+
+	if (!tp->given)
+		return 0;
+	tm = smr_tm_create(tp, ti->len, &ti->error);
+	if (IS_ERR(tm))
+		return PTR_ERR(tm);
+	sc->tm = tm;
+	/* Cache and spare band fit in the stroke from that position on. */
+	if (room < ti->len)
+		dm->tm_cache_pos = div_u64((u64)(ti->len - room) *
+					   tp->v[SMR_TM_CACHE_AT], 1000);
 	return 0;
 }
 
@@ -532,6 +582,7 @@ static int smr_dm_geometry(struct smr_target *sc)
 int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 {
 	struct dm_target *ti = sc->ti;
+	struct smr_tm_params tp;
 	struct smr_dm *dm;
 	int ret;
 
@@ -563,10 +614,13 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 		ti->error = "Invalid band_sectors";
 		return -EINVAL;
 	}
-	ret = smr_dm_parse_opts(sc, as);
+	ret = smr_dm_parse_opts(sc, as, &tp);
 	if (ret)
 		return ret;
 	ret = smr_dm_geometry(sc);
+	if (ret)
+		return ret;
+	ret = smr_dm_timing(sc, &tp);
 	if (ret)
 		return ret;
 
@@ -649,6 +703,8 @@ void smr_dm_free(struct smr_target *sc)
 
 	if (!dm)
 		return;
+	smr_tm_destroy(sc->tm);
+	sc->tm = NULL;
 	if (dm->clean_wq) {
 		cancel_delayed_work_sync(&dm->clean_dwork);
 		destroy_workqueue(dm->clean_wq);

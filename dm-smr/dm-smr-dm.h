@@ -165,6 +165,9 @@ struct smr_dm {
 	void *buf;		/* one chunk */
 	struct dm_io_client *io_client;
 	struct smr_ext runs[SMR_DM_CHUNK_BLOCKS];	/* cleaner's scratch */
+	/* With the timing model: where the cache sits on the platter. */
+	sector_t tm_cache_pos;
+	u64 tm_clean_ns;	/* modelled service time of cleaning I/O, under sc->lock */
 	struct smr_dm_stats stats;
 };
 
@@ -183,6 +186,7 @@ struct smr_dm_io {
 	/* A write that waited (smr_dm_write_waited tracepoint, when on). */
 	u8 wait_why;
 	u64 wait_since_ns;
+	struct smr_tm_bio tm;	/* with the timing model: its modelled end */
 };
 
 /*
@@ -221,6 +225,31 @@ static inline sector_t smr_slot_sector_dm(struct smr_dm *dm, u32 slot)
 	return dm->cache_start + (sector_t)slot * SMR_BLOCK_SECTORS;
 }
 
+/*
+ * The timing model's platter position of backing sector @s: bands where
+ * the host sees them, the cache (and the metadata before it, the spare
+ * band after it) at cache_at (dm->tm_cache_pos).
+ */
+static inline sector_t smr_dm_tm_pos(struct smr_dm *dm, sector_t s)
+{
+	if (s >= dm->bands_start)
+		return s - dm->bands_start;
+	if (s >= dm->cache_start)
+		return dm->tm_cache_pos + (s - dm->cache_start);
+	return dm->tm_cache_pos;
+}
+
+/* End a host bio: at its modelled end (io->tm.end) with the timing model. */
+static inline void smr_dm_end_bio(struct smr_target *sc, struct bio *bio)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+
+	if (sc->tm && !bio->bi_status)
+		smr_tm_end_bio(sc->tm, &io->tm, bio);
+	else
+		bio_endio(bio);
+}
+
 static inline void smr_mark_slots_dirty(struct smr_target *sc, u32 slot, u32 n)
 {
 	u32 k;
@@ -255,6 +284,7 @@ void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 		       struct bio_list *commit);
 void smr_dm_nomem_work(struct work_struct *work);
+u64 smr_dm_tm_commit(struct smr_target *sc, bool cleaning);
 
 /* Defined in dm-smr-dm-clean.c */
 extern const struct smr_clean_policy smr_clean_policies[];

@@ -163,7 +163,10 @@ static int smr_nl_put_dm(struct sk_buff *skb, struct smr_nl_dev *d)
 	*p++ = s.commits;
 	*p++ = s.errors;
 	*p++ = s.mem_bytes;
-	BUILD_BUG_ON(SMR_DM_MEM_BYTES - SMR_DM_NR_BANDS + 1 != ARRAY_SIZE(v));
+	*p++ = s.model_busy_ms;
+	*p++ = s.model_clean_ms;
+	*p++ = s.model_lag_ms;
+	BUILD_BUG_ON(SMR_DM_MAX - SMR_DM_NR_BANDS + 1 != ARRAY_SIZE(v));
 	return smr_nl_put_u64s(skb, SMR_A_DM_STATS, v, ARRAY_SIZE(v),
 			       SMR_DM_NR_BANDS, SMR_DM_PAD);
 }

@@ -53,6 +53,7 @@ static const struct smr_opt_table smr_hm_opt_table = {
 	.nr = ARRAY_SIZE(smr_hm_opts),
 	.count_error = "Invalid number of optional arguments (at most 9)",
 	.unknown_error = "Unknown optional argument",
+	.timing = true,		/* only to refuse it by name, below */
 };
 
 static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
@@ -64,6 +65,10 @@ static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
 	ret = smr_parse_opts(&smr_hm_opt_table, as, &given, v, &sc->ti->error);
 	if (ret)
 		return ret;
+	if (smr_tm_next(as)) {
+		sc->ti->error = "timing: host-managed mode has no timing model yet (docs/timing.md)";
+		return -EINVAL;
+	}
 	sc->opt_mask = given & ~SMR_OPT_FORMAT;
 	if (given & SMR_OPT_CONV)
 		sc->nr_conv = v[0];
@@ -327,6 +332,27 @@ static int smr_preresume(struct dm_target *ti)
 	return ret;
 }
 
+/*
+ * The timing model: from here on until resume nothing waits for modelled
+ * time, so that suspend and remove take the backing's time only. Bios
+ * already on a timer end on their own, within the modelled queue.
+ */
+static void smr_presuspend(struct dm_target *ti)
+{
+	struct smr_target *sc = ti->private;
+
+	if (sc->tm)
+		smr_tm_set_quiet(sc->tm, true);
+}
+
+static void smr_presuspend_undo(struct dm_target *ti)
+{
+	struct smr_target *sc = ti->private;
+
+	if (sc->tm)
+		smr_tm_set_quiet(sc->tm, false);
+}
+
 static void smr_postsuspend(struct dm_target *ti)
 {
 	struct smr_target *sc = ti->private;
@@ -343,6 +369,8 @@ static void smr_resume(struct dm_target *ti)
 {
 	struct smr_target *sc = ti->private;
 
+	if (sc->tm)
+		smr_tm_set_quiet(sc->tm, false);
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
 		smr_dm_resume(sc);
 }
@@ -535,7 +563,7 @@ static int smr_report_zones(struct dm_target *ti,
 
 static struct target_type smr_target_type = {
 	.name = "smr",
-	.version = {0, 2, 0},
+	.version = {0, 3, 0},
 	.features = DM_TARGET_MIXED_ZONED_MODEL,
 	.module = THIS_MODULE,
 	.ctr = smr_ctr,
@@ -543,6 +571,8 @@ static struct target_type smr_target_type = {
 	.map = smr_map,
 	.end_io = smr_end_io,
 	.preresume = smr_preresume,
+	.presuspend = smr_presuspend,
+	.presuspend_undo = smr_presuspend_undo,
 	.postsuspend = smr_postsuspend,
 	.resume = smr_resume,
 	.status = smr_status,

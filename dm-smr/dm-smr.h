@@ -41,6 +41,7 @@
 #include "smr-slots.h"
 #include "smr-args.h"
 #include "smr-genl.h"
+#include "smr-timing.h"
 
 #define DM_MSG_PREFIX "smr"
 
@@ -120,6 +121,8 @@ struct smr_target {
 	char *error;			/* why loading failed */
 	struct list_head table_node;	/* smr_tables; see smr_join_table() */
 	bool commit_pending;	/* drive-managed: commit at suspend failed */
+	/* The timing model (smr-timing.h), drive-managed only; NULL when off. */
+	struct smr_tm *tm;
 
 	/* Host-managed table: the engine (dm-smr-zdev.c). */
 	struct smr_zdev *zdev;
@@ -211,6 +214,8 @@ struct smr_dm_snap {
 	u8 state;		/* enum smr_dm_state */
 	u8 policy;		/* enum smr_dm_policy */
 	u64 commits, errors, mem_bytes;
+	/* The timing model's figures (0 without it), in ms. */
+	u64 model_busy_ms, model_clean_ms, model_lag_ms;
 };
 
 /*

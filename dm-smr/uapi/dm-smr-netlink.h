@@ -166,6 +166,10 @@ enum smr_nl_dm_attr {
 	SMR_DM_COMMITS,
 	SMR_DM_ERRORS,
 	SMR_DM_MEM_BYTES,
+	/* The timing model's, ms (0 without one; docs/timing.md). */
+	SMR_DM_MODEL_BUSY_MS,
+	SMR_DM_MODEL_CLEAN_MS,
+	SMR_DM_MODEL_LAG_MS,
 	__SMR_DM_MAX,
 };
 #define SMR_DM_MAX (__SMR_DM_MAX - 1)
