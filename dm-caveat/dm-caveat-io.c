@@ -64,16 +64,19 @@ static void cv_write_endio(struct bio *clone)
 		return;
 	}
 	bio->bi_status = sts;
-	bio_endio(bio);
+	cv_end_bio(sc, bio);
 }
 
 static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 {
+	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
 	struct bio *clone;
 
+	if (sc->tm)
+		io->tm.end = smr_tm_charge(sc->tm, sector, bio_sectors(bio), NULL);
 	clone = bio_alloc_clone(sc->dev->bdev, bio, GFP_NOIO, &sc->bs);
-	clone->bi_iter.bi_sector = sc->data_start +
-		dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	clone->bi_iter.bi_sector = sc->data_start + sector;
 	/* The worker commits before it acknowledges a FUA write. */
 	clone->bi_opf &= ~REQ_FUA;
 	/* dm polls only the bios it submits itself (as in dm-smr). */
@@ -144,6 +147,7 @@ void cv_work(struct work_struct *work)
 	struct bio_list wal, commits, flushes, nomem;
 	blk_status_t sts = BLK_STS_OK;
 	struct bio *bio;
+	u64 end;
 
 	/* Writes map() found no pages for: map them here, where we may wait. */
 	spin_lock_irq(&sc->lock);
@@ -179,16 +183,22 @@ void cv_work(struct work_struct *work)
 	} else if (cv_make_durable(sc)) {
 		sts = BLK_STS_IOERR;
 	}
+	/* A flush ends when the drive has done all it was sent. */
+	end = cv_tm_md(sc);
 
 	while ((bio = bio_list_pop(&flushes))) {
+		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+
 		bio->bi_status = sts;
-		bio_endio(bio);
+		io->tm.end = end;
+		cv_end_bio(sc, bio);
 	}
 	while ((bio = bio_list_pop(&commits))) {
 		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 
 		bio->bi_status = sts ? sts : io->status;
-		bio_endio(bio);
+		io->tm.end = max(io->tm.end, end);
+		cv_end_bio(sc, bio);
 	}
 	while ((bio = bio_list_pop(&wal))) {
 		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
@@ -392,6 +402,11 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io)
 	}
 	bio_set_dev(bio, sc->dev->bdev);
 	bio->bi_iter.bi_sector = sc->data_start + sector;
+	if (sc->tm) {
+		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->dev->bdev,
+			      bio->bi_iter.bi_sector, sector);
+		return DM_MAPIO_SUBMITTED;
+	}
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -401,6 +416,7 @@ int cv_map(struct dm_target *ti, struct bio *bio)
 	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 
 	io->kind = CV_IO_NONE;
+	io->tm.end = 0;
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio)) {
 		cv_defer(sc, &sc->flush_bios, bio);
 		return DM_MAPIO_SUBMITTED;

@@ -86,6 +86,8 @@ static int cv_nl_put_stats(struct sk_buff *skb, struct cv_nl_dev *d)
 	v[12] = s.st.commits;
 	v[13] = s.mem_bytes;
 	v[14] = s.st.journal_writes;
+	v[15] = s.model_busy_ms;
+	v[16] = s.model_lag_ms;
 	BUILD_BUG_ON(ARRAY_SIZE(v) != CV_S_MAX - CV_S_NR_BLOCKS + 1);
 
 	nest = nla_nest_start(skb, CV_A_STATS);

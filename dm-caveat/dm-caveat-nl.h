@@ -34,6 +34,7 @@ struct cv_nl_snap {
 	u64 nr_blocks, block_size, did, dnor, unshingled;
 	struct cv_stats st;
 	u64 valid_blocks, mem_bytes;
+	u64 model_busy_ms, model_lag_ms;	/* the timing model's, 0 without */
 };
 
 /*

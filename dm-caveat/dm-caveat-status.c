@@ -23,7 +23,7 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  *
  *   <writes> <damaging_writes> <damaged_blocks> <live_damage_writes>
  *   <live_damaged_blocks> <damaged_reads> <valid_blocks> <commits>
- *   <mem_bytes> <journal_writes>
+ *   <mem_bytes> <journal_writes> <model_busy_ms> <model_lag_ms>
  *
  * Counters since creation or the last clear_stats message: writes are
  * write bios; damaging_writes those whose damage range (after clipping)
@@ -36,13 +36,16 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  * journal_writes damage journal blocks written (last: added with the
  * journal, so parsers of the older line still work).
  * valid_blocks is the current number of valid blocks, mem_bytes the
- * memory this device holds (damage map and buffers).
+ * memory this device holds (damage map and buffers). model_busy_ms and
+ * model_lag_ms are the timing model's (smr-timing.h), 0 without it: the
+ * modelled busy time, and how far the backing device fell behind it.
  */
 void cv_status(struct dm_target *ti, status_type_t type,
 		      unsigned int status_flags, char *result,
 		      unsigned int maxlen)
 {
 	struct cv_target *sc = ti->private;
+	struct smr_tm_stats ts = { 0 };
 	struct cv_stats st;
 	unsigned int sz = 0, nopt;
 	size_t mem;
@@ -55,11 +58,14 @@ void cv_status(struct dm_target *ti, status_type_t type,
 		valid = sc->nr_valid;
 		mem = cv_mem_bytes(sc);
 		spin_unlock_irq(&sc->lock);
-		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu %llu",
+		if (sc->tm)
+			smr_tm_get_stats(sc->tm, &ts);
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu %llu %llu %llu",
 		       st.writes, st.damaging_writes, st.damaged_blocks,
 		       st.live_damage_writes, st.live_damaged_blocks,
 		       st.damaged_reads, valid, st.commits, mem,
-		       st.journal_writes);
+		       st.journal_writes, div_u64(ts.busy_ns, NSEC_PER_MSEC),
+		       div_u64(ts.lag_ns, NSEC_PER_MSEC));
 		break;
 	case STATUSTYPE_TABLE:
 		/* "format" is not printed back: reloading must not format. */
@@ -68,7 +74,7 @@ void cv_status(struct dm_target *ti, status_type_t type,
 			2 * !!(sc->opt_mask & CV_OPT_UNSHINGLED) +
 			2 * !!(sc->opt_mask & CV_OPT_ODR) +
 			!!(sc->opt_mask & CV_OPT_SCRAMBLE);
-		if (nopt)
+		if (nopt || sc->tm)
 			DMEMIT(" %u", nopt);
 		if (sc->opt_mask & CV_OPT_BLOCK_SIZE)
 			DMEMIT(" block_size %u", sc->block_size);
@@ -79,6 +85,7 @@ void cv_status(struct dm_target *ti, status_type_t type,
 			       sc->zero_reads ? "zero" : "error");
 		if (sc->opt_mask & CV_OPT_SCRAMBLE)
 			DMEMIT(" scramble");
+		smr_tm_emit(sc->tm, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
@@ -107,6 +114,14 @@ void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
 	s->dnor = sc->dnor;
 	s->unshingled = sc->unshingled;
 	s->st = st;
+	s->model_busy_ms = s->model_lag_ms = 0;
+	if (sc->tm) {
+		struct smr_tm_stats ts;
+
+		smr_tm_get_stats(sc->tm, &ts);
+		s->model_busy_ms = div_u64(ts.busy_ns, NSEC_PER_MSEC);
+		s->model_lag_ms = div_u64(ts.lag_ns, NSEC_PER_MSEC);
+	}
 }
 
 void cv_nl_clear_stats(struct cv_nl_dev *d)
@@ -116,6 +131,8 @@ void cv_nl_clear_stats(struct cv_nl_dev *d)
 	spin_lock_irq(&sc->lock);
 	memset(&sc->stats, 0, sizeof(sc->stats));
 	spin_unlock_irq(&sc->lock);
+	if (sc->tm)
+		smr_tm_clear_stats(sc->tm);
 }
 
 /* dump [<start> <count>]: maybe-damaged extents as "start+len" tokens. */

@@ -49,9 +49,11 @@ static const struct smr_opt_table cv_opt_table = {
 	.nr = ARRAY_SIZE(cv_opts),
 	.count_error = "Invalid number of optional arguments",
 	.unknown_error = "Unknown optional argument (block_size, unshingled, on_damaged_read, scramble, format)",
+	.timing = true,
 };
 
-static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as)
+static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as,
+			 struct smr_tm_params *tp)
 {
 	u64 v[ARRAY_SIZE(cv_opts)];
 	unsigned long given;
@@ -70,6 +72,15 @@ static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as)
 		sc->zero_reads = v[2];
 	sc->scramble = given & CV_OPT_SCRAMBLE;
 	sc->format = given & CV_OPT_FORMAT;
+	/* The timing model, without drive-managed mode's cache position. */
+	ret = smr_tm_parse(as, (BIT(SMR_TM_NR_KEYS) - 1) & ~BIT(SMR_TM_CACHE_AT),
+			   tp, &sc->ti->error);
+	if (ret)
+		return ret;
+	if (as->argc) {
+		sc->ti->error = "Too many arguments";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -118,6 +129,7 @@ static void cv_free(struct cv_target *sc)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);
 	cv_md_exit(sc);
+	smr_tm_destroy(sc->tm);
 	if (sc->jr_page)
 		__free_page(sc->jr_page);
 	if (sc->scramble_page)
@@ -130,6 +142,7 @@ static void cv_free(struct cv_target *sc)
 
 static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
+	struct smr_tm_params tp;
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
 	struct cv_target *sc;
 	int ret;
@@ -170,12 +183,20 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Invalid DNOR (a number of blocks)";
 		goto bad;
 	}
-	ret = cv_parse_opts(sc, &as);
+	ret = cv_parse_opts(sc, &as, &tp);
 	if (ret)
 		goto bad;
 	ret = cv_check_geometry(sc);
 	if (ret)
 		goto bad;
+	if (tp.given) {
+		sc->tm = smr_tm_create(&tp, ti->len, &ti->error);
+		if (IS_ERR(sc->tm)) {
+			ret = PTR_ERR(sc->tm);
+			sc->tm = NULL;
+			goto bad;
+		}
+	}
 
 	ret = -ENOMEM;
 	sc->chunks = kvcalloc(sc->nr_chunks, sizeof(*sc->chunks), GFP_KERNEL);
@@ -267,6 +288,23 @@ static int cv_preresume(struct dm_target *ti)
 	return 0;
 }
 
+/* The timing model: nothing waits for it while suspending (as in dm-smr). */
+static void cv_presuspend(struct dm_target *ti)
+{
+	struct cv_target *sc = ti->private;
+
+	if (sc->tm)
+		smr_tm_set_quiet(sc->tm, true);
+}
+
+static void cv_resume(struct dm_target *ti)
+{
+	struct cv_target *sc = ti->private;
+
+	if (sc->tm)
+		smr_tm_set_quiet(sc->tm, false);
+}
+
 static void cv_postsuspend(struct dm_target *ti)
 {
 	struct cv_target *sc = ti->private;
@@ -299,14 +337,17 @@ static void cv_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type cv_target_type = {
 	.name = "caveat",
-	.version = {0, 1, 0},
+	.version = {0, 2, 0},
 	.module = THIS_MODULE,
 	.ctr = cv_ctr,
 	.dtr = cv_dtr,
 	.map = cv_map,
 	.end_io = cv_end_io,
 	.preresume = cv_preresume,
+	.presuspend = cv_presuspend,
+	.presuspend_undo = cv_resume,
 	.postsuspend = cv_postsuspend,
+	.resume = cv_resume,
 	.status = cv_status,
 	.message = cv_message,
 	.iterate_devices = cv_iterate_devices,

@@ -70,6 +70,7 @@
 #include <linux/workqueue.h>
 
 #include "smr-compat.h"
+#include "smr-timing.h"
 #include "smr-ondisk.h"
 #include "smr-slots.h"
 #include "smr-args.h"
@@ -171,6 +172,8 @@ struct cv_target {
 	struct work_struct work;
 	struct bio_set bs;
 	struct page *scramble_page;
+	/* The timing model (smr-timing.h); NULL when off. */
+	struct smr_tm *tm;
 
 	struct cv_nl_dev nl;		/* dm-caveat-nl.c registry and events */
 };
@@ -194,7 +197,25 @@ struct cv_io {
 	bool fua;
 	bool live;		/* damaged valid blocks (scramble them) */
 	blk_status_t status;
+	struct smr_tm_bio tm;	/* with the timing model: its modelled end */
 };
+
+/* End a bio: at its modelled end (io->tm.end) with the timing model. */
+static inline void cv_end_bio(struct cv_target *sc, struct bio *bio)
+{
+	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+
+	if (sc->tm && !bio->bi_status)
+		smr_tm_end_bio(sc->tm, &io->tm, bio);
+	else
+		bio_endio(bio);
+}
+
+/* The timing model: metadata (journal, commits) is a 4 KiB write at sector 0. */
+static inline u64 cv_tm_md(struct cv_target *sc)
+{
+	return sc->tm ? smr_tm_charge(sc->tm, 0, 8, NULL) : 0;
+}
 
 static inline const char *cv_name(struct cv_target *sc)
 {

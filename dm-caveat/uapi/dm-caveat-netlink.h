@@ -84,6 +84,8 @@ enum cv_nl_stat {
 	CV_S_COMMITS,
 	CV_S_MEM_BYTES,
 	CV_S_JOURNAL_WRITES,	/* damage journal blocks written */
+	CV_S_MODEL_BUSY_MS,	/* the timing model's busy time (docs/timing.md) */
+	CV_S_MODEL_LAG_MS,	/* how far the backing fell behind it */
 	__CV_S_MAX,
 };
 #define CV_S_MAX (__CV_S_MAX - 1)
