@@ -58,6 +58,9 @@ static const char *const smr_dm_names[SMR_DM_MAX + 1] = {
 	[SMR_DM_WA_MILLI] = "wa_milli", [SMR_DM_STATE] = "state",
 	[SMR_DM_POLICY] = "policy", [SMR_DM_COMMITS] = "commits",
 	[SMR_DM_ERRORS] = "errors", [SMR_DM_MEM_BYTES] = "mem_bytes",
+	[SMR_DM_MODEL_BUSY_MS] = "model_busy_ms",
+	[SMR_DM_MODEL_CLEAN_MS] = "model_clean_ms",
+	[SMR_DM_MODEL_LAG_MS] = "model_lag_ms",
 };
 
 static const char *const cv_stat_names[CV_S_MAX + 1] = {
@@ -71,6 +74,7 @@ static const char *const cv_stat_names[CV_S_MAX + 1] = {
 	[CV_S_DAMAGED_READS] = "damaged_reads",
 	[CV_S_VALID_BLOCKS] = "valid_blocks", [CV_S_COMMITS] = "commits",
 	[CV_S_MEM_BYTES] = "mem_bytes", [CV_S_JOURNAL_WRITES] = "journal_writes",
+	[CV_S_MODEL_BUSY_MS] = "model_busy_ms", [CV_S_MODEL_LAG_MS] = "model_lag_ms",
 };
 
 static const char *const dm_state_names[] = { "idle", "clean-bg", "clean-fg", "clean-manual" };

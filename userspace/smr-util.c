@@ -277,13 +277,45 @@ static uint64_t dm_cache_sectors(const struct smr_geom *g, uint64_t len,
 	return c < band ? band : c;
 }
 
+/* The timing model's keys (the kernel checks their ranges). */
+static const char *const timing_keys[] = {
+	"rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
+	"id_mbps", "overhead_us", "cache_at", NULL
+};
+
+static int timing_add(struct smr_geom *g, const char *k, const char *v)
+{
+	size_t l = strlen(g->timing);
+	uint64_t x;
+	int n;
+
+	if (parse_u64(v, &x) || x > UINT32_MAX)
+		return -EINVAL;
+	n = snprintf(g->timing + l, sizeof(g->timing) - l, " %s %" PRIu64, k, x);
+	if (n < 0 || (size_t)n >= sizeof(g->timing) - l) {
+		g->timing[l] = 0;
+		return -EINVAL;
+	}
+	g->timing_words += 2;
+	return 0;
+}
+
+/* The " timing <n> <key> <value>..." group for @g's table line, or "". */
+static const char *timing_group(const struct smr_geom *g, char *buf, size_t len)
+{
+	if (!g->timing_words)
+		return "";
+	snprintf(buf, len, " timing %d%s", g->timing_words, g->timing);
+	return buf;
+}
+
 static int table_dm(const struct smr_geom *g, const char *dev,
 		    uint64_t backing, char *table, size_t tlen, char *err,
 		    size_t elen)
 {
 	uint64_t band, len, cache, md, need;
 	struct optbuf o = { "", 0 };
-	char b1[32], b2[32];
+	char b1[32], b2[32], tg[300];
 
 	if (!g->band) {
 		seterr(err, elen, "drive-managed needs a band size: --band SIZE (e.g. --band 32M) or --profile");
@@ -374,8 +406,9 @@ static int table_dm(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " seq_bypass %s", g->seq_bypass ? "on" : "off");
 	if (g->format)
 		opt_add(&o, " format");
-	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " smr %s drive-managed %" PRIu64 " %d%s",
-			     len, dev, band, o.n, o.s) >= tlen) {
+	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " smr %s drive-managed %" PRIu64 " %d%s%s",
+			     len, dev, band, o.n, o.s,
+			     timing_group(g, tg, sizeof(tg))) >= tlen) {
 		seterr(err, elen, "table line too long");
 		return -EINVAL;
 	}
@@ -412,6 +445,10 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 	struct optbuf o = { "", 0 };
 	char b1[32], b2[32];
 
+	if (g->timing_words) {
+		seterr(err, elen, "host-managed devices have no timing model yet: use a profile without timing keys, or --no-timing");
+		return -EINVAL;
+	}
 	if (!g->zone) {
 		seterr(err, elen, "host-managed needs a zone size: --zone SIZE (e.g. --zone 256M) or --profile");
 		return -EINVAL;
@@ -501,7 +538,7 @@ static int table_cv(const struct smr_geom *g, const char *dev,
 	uint64_t bs = g->block_size ? g->block_size : 4096;
 	uint64_t bsec = bs / SECTOR, nb, need, avail = backing / SECTOR;
 	struct optbuf o = { "", 0 };
-	char b1[32], b2[32];
+	char b1[32], b2[32], tg[300];
 
 	if (g->did < 0 || g->dnor < 0) {
 		seterr(err, elen, "caveat needs --did N and --dnor N (blocks; 0 <= DNOR <= DID) or --profile");
@@ -550,9 +587,13 @@ static int table_cv(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " unshingled %" PRId64, g->unshingled);
 	if (g->format)
 		opt_add(&o, " format");
-	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " caveat %s %" PRId64 " %" PRId64 "%s%.0d%s",
+	if (strstr(g->timing, " cache_at ")) {
+		seterr(err, elen, "cache_at is a drive-managed timing key: a caveat device has no cache");
+		return -EINVAL;
+	}
+	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " caveat %s %" PRId64 " %" PRId64 "%s%.0d%s%s",
 			     nb * bsec, dev, g->did, g->dnor, o.n ? " " : "",
-			     o.n, o.s) >= tlen) {
+			     o.n, o.s, timing_group(g, tg, sizeof(tg))) >= tlen) {
 		seterr(err, elen, "table line too long");
 		return -EINVAL;
 	}
@@ -611,6 +652,11 @@ static int prof_int(const char *v, int64_t *out)
 static int profile_kv(struct smr_geom *g, const char *k, const char *v)
 {
 	uint64_t x;
+	int i;
+
+	for (i = 0; timing_keys[i]; i++)
+		if (!strcmp(k, timing_keys[i]))
+			return timing_add(g, k, v);
 
 	if (!strcmp(k, "description")) {
 		snprintf(g->description, sizeof(g->description), "%s", v);

@@ -66,6 +66,12 @@ struct smr_geom {
 	/* all */
 	int format;
 	char description[256];	/* from a profile */
+	/*
+	 * The timing model (docs/timing.md): " key value" pairs for the table
+	 * line's timing group, from a profile; timing_words counts the words.
+	 */
+	char timing[256];
+	int timing_words;
 };
 
 void geom_init(struct smr_geom *g);

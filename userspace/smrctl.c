@@ -527,7 +527,7 @@ static int64_t int_arg(const char *opt, const char *v)
 
 enum { O_MODEL = 256, O_DEV, O_PROFILE, O_SIZE, O_BAND, O_CACHE,
        O_IDLE, O_POLICY, O_NOBYP, O_ZONE, O_ZCAP, O_CONV, O_MAXOPEN,
-       O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY };
+       O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY, O_NOTIMING };
 
 /* The model a create option is for; MODEL_NONE: every model. */
 static enum smr_model opt_model(int opt)
@@ -567,6 +567,7 @@ static int cmd_create(int argc, char **argv)
 		{ "unshingled", required_argument, NULL, O_UNSH },
 		{ "format", no_argument, NULL, O_FORMAT },
 		{ "dry-run", no_argument, NULL, O_DRY },
+		{ "no-timing", no_argument, NULL, O_NOTIMING },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* Options apply after the profile, whatever their order. */
@@ -641,6 +642,7 @@ static int cmd_create(int argc, char **argv)
 		}
 		case O_UNSH: g.unshingled = int_arg("--unshingled", a); break;
 		case O_FORMAT: g.format = 1; break;
+		case O_NOTIMING: g.timing[0] = 0; g.timing_words = 0; break;
 		}
 	}
 	if (g.model == MODEL_NONE)
@@ -1232,6 +1234,7 @@ static const struct command commands[] = {
 	  "  --size SIZE            capacity (default: as much as DEV holds)\n"
 	  "  --format               start over: the target formats DEV\n"
 	  "  --dry-run              print the table line and stop\n"
+	  "  --no-timing            leave out the profile's timing model (docs/timing.md)\n"
 	  " drive-managed:\n"
 	  "  --band SIZE            band size, 1M to 256M\n"
 	  "  --cache SIZE|N%        persistent cache (default 1% of the size, a band at least)\n"

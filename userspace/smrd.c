@@ -486,6 +486,13 @@ static const struct kmetric kmetrics[] = {
 	  "Metadata commits." },
 	{ "mem_bytes", "smr_memory_bytes", M_GAUGE, SC_ONE, NULL, NULL,
 	  "Memory the device holds." },
+	/* the timing model (drive-managed and caveat; 0 without one) */
+	{ "model_busy_ms", "smr_model_busy_seconds_total", M_COUNTER, SC_MILLI, NULL, NULL,
+	  "Modelled busy time of the drive (docs/timing.md)." },
+	{ "model_clean_ms", "smr_model_clean_seconds_total", M_COUNTER, SC_MILLI, NULL, NULL,
+	  "Modelled time the drive spent cleaning." },
+	{ "model_lag_ms", "smr_model_lag_seconds_total", M_COUNTER, SC_MILLI, NULL, NULL,
+	  "How far the backing device's completions fell behind the model." },
 };
 
 #define NR_KMETRICS (sizeof(kmetrics) / sizeof(kmetrics[0]))

@@ -287,6 +287,40 @@ static void test_profiles(const char *dir)
 	ok(profile_apply_text("model caveat\n", "p", &g, err, sizeof(err)) &&
 	   strstr(err, "key = value"), "line without '=' refused");
 
+	/* Timing keys become the table line's timing group (docs/timing.md). */
+	{
+		static const char tm[] = "rpm = 7200\nseek_t2t_us = 1000\nseek_avg_us = 8500\n"
+			"seek_full_us = 17000\nod_mbps = 65\nid_mbps = 31\n";
+		char t[1024], text[512];
+
+		geom_init(&g);
+		snprintf(text, sizeof(text), "model = drive-managed\nband = 32M\n%scache_at = 10\n", tm);
+		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
+		   !smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(t, " seq_bypass") == NULL &&
+		   strstr(t, " timing 14 rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 31 cache_at 10"),
+		   "drive-managed: timing keys give the timing group (%s)", t);
+		geom_init(&g);
+		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%s", tm);
+		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
+		   !smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(t, " caveat /dev/x 0 0 timing 12 rpm 7200 "),
+		   "caveat: the timing group follows DID and DNOR (%s)", t);
+		geom_init(&g);
+		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%scache_at = 5\n", tm);
+		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
+		   smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(err, "cache_at"), "caveat: cache_at refused (%s)", err);
+		geom_init(&g);
+		snprintf(text, sizeof(text), "model = host-managed\nzone = 256M\n%s", tm);
+		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
+		   smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(err, "no timing model"), "host-managed: timing refused (%s)", err);
+		geom_init(&g);
+		ok(profile_apply_text("model = caveat\nrpm = fast\n", "p", &g, err, sizeof(err)) &&
+		   strstr(err, "bad value 'fast' for rpm"), "a timing key needs a number (%s)", err);
+	}
+
 	/* Every shipped profile loads and gives a table on a 64 GiB disk. */
 	d = opendir(dir);
 	ok(d != NULL, "profile directory %s readable", dir);

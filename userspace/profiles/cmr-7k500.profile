@@ -1,0 +1,21 @@
+# A conventional (CMR) 7200 rpm disk of the 500 GB class, as a baseline
+# with the timing model (docs/timing.md): a caveat device with DID 0
+# damages nothing, so it is an ordinary disk that takes a disk's time.
+# The ext4-lazy paper's CMR baseline was a WD5000YS; we found no data
+# sheet for it, so this is the Hitachi Deskstar 7K500 (HDS725050KLA360),
+# the same class:
+#   published, data sheet table 10: 64.8 MB/s sustained at zone 0 (outer)
+#   and 31.0 MB/s at zone 29 (inner);
+#   published in a review's spec table, not the data sheet: 7200 rpm,
+#   8.5 ms average read seek;
+#   estimates: 1 ms track-to-track, 17 ms full stroke.
+description = conventional 7200 rpm disk, 500 GB class (Deskstar 7K500 timing)
+model = caveat
+did = 0
+dnor = 0
+rpm = 7200
+seek_t2t_us = 1000
+seek_avg_us = 8500
+seek_full_us = 17000
+od_mbps = 65
+id_mbps = 31
