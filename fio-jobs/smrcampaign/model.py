@@ -22,7 +22,10 @@ DM_FIELDS = ["mode", "nr_bands", "band_sectors", "cache", "cache_live",
              "clean_write_sectors", "clean_ms_bg", "clean_ms_fg",
              "clean_ms_since_busy", "host_read_sectors", "host_write_sectors",
              "cache_write_sectors", "bypass_write_sectors", "wa", "state",
-             "policy", "commits", "errors", "mem_bytes"]
+             "policy", "commits", "errors", "mem_bytes",
+             # the timing model's (docs/timing.md), since smr 0.3.0
+             "model_busy_ms", "model_clean_ms", "model_lag_ms"]
+DM_FIELDS_MIN = 27
 HM_FIELDS = ["mode", "nr_zones", "conv_zones", "imp_open", "exp_open",
              "closed", "full", "readonly", "offline", "writes",
              "write_sectors", "reads", "read_sectors", "resets", "finishes",
@@ -32,7 +35,9 @@ HM_FIELDS = ["mode", "nr_zones", "conv_zones", "imp_open", "exp_open",
 # journal); lines of older modules end before it.
 CV_FIELDS = ["writes", "damaging_writes", "damaged_blocks",
              "live_damage_writes", "live_damaged_blocks", "damaged_reads",
-             "valid_blocks", "commits", "mem_bytes", "journal_writes"]
+             "valid_blocks", "commits", "mem_bytes", "journal_writes",
+             # the timing model's (docs/timing.md), since caveat 0.2.0
+             "model_busy_ms", "model_lag_ms"]
 CV_FIELDS_MIN = 9
 STRING_FIELDS = ("mode", "state", "policy")
 
@@ -58,7 +63,7 @@ def parse_status(line):
     if len(w) < 4:
         return None
     target, rest = w[2], w[3:]
-    if target == "smr" and rest[0] == "drive-managed" and len(rest) >= len(DM_FIELDS):
+    if target == "smr" and rest[0] == "drive-managed" and len(rest) >= DM_FIELDS_MIN:
         names = DM_FIELDS
     elif target == "smr" and rest[0] == "host-managed" and len(rest) >= len(HM_FIELDS):
         names = HM_FIELDS

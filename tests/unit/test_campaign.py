@@ -66,6 +66,10 @@ class StatusTest(unittest.TestCase):
         self.assertAlmostEqual(s["wa"], 102.2)
         self.assertEqual((s["state"], s["policy"]), ("clean-fg", "greedy"))
         self.assertEqual(s["mem_bytes"], 123456)
+        self.assertNotIn("model_busy_ms", s)      # a module without timing
+        s = model.parse_status(DM_LINE + " 20544 15419 29")
+        self.assertEqual((s["mem_bytes"], s["model_busy_ms"], s["model_clean_ms"],
+                          s["model_lag_ms"]), (123456, 20544, 15419, 29))
 
     def test_host_managed_and_caveat(self):
         h = model.parse_status(HM_LINE)
@@ -78,6 +82,9 @@ class StatusTest(unittest.TestCase):
         self.assertNotIn("journal_writes", c)      # a module without the journal
         c = model.parse_status(CV_LINE + " 77")
         self.assertEqual((c["mem_bytes"], c["journal_writes"]), (65536, 77))
+        c = model.parse_status(CV_LINE + " 77 3750 1")
+        self.assertEqual((c["journal_writes"], c["model_busy_ms"], c["model_lag_ms"]),
+                         (77, 3750, 1))
         self.assertIsNone(model.parse_status("0 131072 caveat 1 2 3"))
 
     def test_unknown(self):

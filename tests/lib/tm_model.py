@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The timing model's arithmetic (common/smr-timing.c), for predictions.
+
+What a timing group predicts for a workload, computed the way the kernel
+charges it: the tests and bench/tm-bench.sh compare what fio measures with
+these figures.
+
+    tm_model.py random SPAN BS KEY VALUE...   mean service time (us) and
+                                              IOPS of random I/O of BS
+                                              bytes over SPAN sectors
+    tm_model.py seq SPAN BS POS KEY VALUE...  MB/s of sequential I/O of BS
+                                              bytes at sector POS
+    tm_model.py clean SPAN BAND CACHE DIRTY CACHED KEY VALUE...
+                                              seconds to rewrite DIRTY
+                                              drive-managed bands of BAND
+                                              sectors with CACHED cached
+                                              blocks, cache of CACHE
+                                              sectors at cache_at
+"""
+import sys
+
+FRAC = 20  # fixed-point bits, as SMR_TM_FRAC_SHIFT
+KEYS = ("rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
+        "id_mbps", "overhead_us", "cache_at")
+
+
+def isqrt(n):
+    """int_sqrt64(): the integer square root."""
+    if n < 0:
+        raise ValueError(n)
+    x = int(n ** 0.5)
+    while x * x > n:
+        x -= 1
+    while (x + 1) * (x + 1) <= n:
+        x += 1
+    return x
+
+
+class Model:
+    """One timing group over SPAN platter sectors (smr_tm_create())."""
+
+    def __init__(self, keys, span):
+        self.p = dict.fromkeys(KEYS, 0)
+        for k, v in keys.items():
+            if k not in KEYS:
+                raise ValueError("unknown timing key %s" % k)
+            self.p[k] = int(v)
+        p = self.p
+        f = (p["seek_full_us"] - p["seek_t2t_us"]) * 1000
+        v = (p["seek_avg_us"] - p["seek_t2t_us"]) * 1000
+        if 5 * f > 15 * v or 15 * v > 8 * f:
+            raise ValueError("seek_avg_us outside the curve's bounds")
+        self.span = span
+        self.t2t = p["seek_t2t_us"] * 1000
+        self.a = (15 * v - 5 * f) // 3
+        self.b = f - self.a
+        self.half_rev = 30 * 10**9 // p["rpm"]
+        self.overhead = p["overhead_us"] * 1000
+        self.od = p["od_mbps"] * 1000
+        self.id = p["id_mbps"] * 1000
+
+    def frac(self, x):
+        return (min(x, self.span) << FRAC) // self.span
+
+    def service_ns(self, head, pos, nsect):
+        """smr_tm_service(): one I/O with the head at HEAD."""
+        t = self.overhead
+        if pos != head:
+            d = self.frac(abs(pos - head))
+            t += (self.t2t + self.half_rev +
+                  ((self.a * isqrt(d << FRAC)) >> FRAC) +
+                  ((self.b * d) >> FRAC))
+        kbps = self.od - (((self.od - self.id) * self.frac(pos)) >> FRAC)
+        return t + nsect * 512 * 1000000 // kbps
+
+    def random_us(self, nsect, n=400):
+        """Mean service time of NSECT at uniformly random positions over
+        the span, from the previous one: a deterministic n x n grid."""
+        step = self.span // n
+        tot = 0
+        for i in range(n):
+            for j in range(n):
+                tot += self.service_ns(i * step + step // 2,
+                                       j * step + step // 3, nsect)
+        return tot / (n * n) / 1000.0
+
+    def seq_mbps(self, pos, nsect):
+        """MB/s of back-to-back sequential I/O of NSECT at POS."""
+        return nsect * 512 / self.service_ns(pos, pos, nsect) * 1000.0
+
+
+CHUNK = 8192  # sectors the cleaner copies at a time (SMR_DM_CHUNK_SECTORS)
+
+
+def band_rewrite_ns(m, band_pos, band_sectors, cache_pos, cache_sectors,
+                    cached, rng):
+    """Modelled time of one drive-managed band rewrite, charged the way
+    dm-smr-dm-rewrite.c charges it: per 4 MiB chunk, read the band's chunk,
+    read its cached blocks (CACHED of them over the band, at random slots:
+    RNG), write the spare band's chunk; commit; copy the spare band back
+    chunk by chunk; commit. The head starts at the cache (host writes)."""
+    spare = cache_pos + cache_sectors
+    head, t = cache_pos, 0
+    nchunks = (band_sectors + CHUNK - 1) // CHUNK
+    per_chunk = [0] * nchunks
+    for _ in range(cached):
+        per_chunk[rng.randrange(nchunks)] += 1
+
+    def io(pos, n):
+        nonlocal head, t
+        t += m.service_ns(head, pos, n)
+        head = pos + n
+
+    for c in range(nchunks):
+        off = c * CHUNK
+        n = min(CHUNK, band_sectors - off)
+        io(band_pos + off, n)
+        for s in sorted(rng.randrange(cache_sectors // 8) for _ in range(per_chunk[c])):
+            io(cache_pos + s * 8, 8)
+        io(spare + off, n)
+    io(cache_pos, 8)
+    for c in range(nchunks):
+        off = c * CHUNK
+        n = min(CHUNK, band_sectors - off)
+        io(spare + off, n)
+        io(band_pos + off, n)
+    io(cache_pos, 8)
+    return t
+
+
+def cleaning_s(m, nr_bands, band_sectors, cache_pos, cache_sectors, dirty,
+               cached, seed=1):
+    """Predicted seconds to rewrite DIRTY bands (spread over all NR_BANDS
+    positions) holding CACHED blocks between them."""
+    import random
+    rng = random.Random(seed)
+    per = max(1, cached // max(1, dirty))
+    tot = 0
+    for i in range(dirty):
+        band = (i * nr_bands) // dirty
+        tot += band_rewrite_ns(m, band * band_sectors, band_sectors,
+                               cache_pos, cache_sectors, per, rng)
+    return tot / 1e9
+
+
+def parse_keys(words):
+    if len(words) % 2:
+        raise ValueError("keys come in pairs")
+    return {words[i]: int(words[i + 1]) for i in range(0, len(words), 2)}
+
+
+def main(argv):
+    if len(argv) < 4 or argv[1] not in ("random", "seq", "clean"):
+        sys.stderr.write(__doc__)
+        return 2
+    span, bs = int(argv[2]), int(argv[3])
+    if argv[1] == "random":
+        m = Model(parse_keys(argv[4:]), span)
+        us = m.random_us(bs // 512)
+        print("%.1f %.1f" % (us, 1e6 / us))
+    elif argv[1] == "seq":
+        m = Model(parse_keys(argv[5:]), span)
+        print("%.2f" % m.seq_mbps(int(argv[4]), bs // 512))
+    else:
+        band, cache, dirty, cached = bs, int(argv[4]), int(argv[5]), int(argv[6])
+        m = Model(parse_keys(argv[7:]), span)
+        # as smr_dm_timing(): cache and spare band fit after cache_at
+        room = cache + band
+        pos = (span - room) * m.p["cache_at"] // 1000 if room < span else 0
+        print("%.1f" % cleaning_s(m, span // band, band, pos, cache, dirty, cached))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,229 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 420
+# SLOW: 1
+# SMOKE: 1
+# The timing model (docs/timing.md), over a RAM-backed null_blk so that
+# the backing is far faster than the modelled drive:
+#   - bad timing groups are refused, each with its reason in the log;
+#   - the table line prints the group back and loads again;
+#   - a conventional 7200 rpm profile (caveat, DID 0) writes sequentially
+#     and at random at the rates the model predicts (tests/lib/tm_model.py,
+#     the same arithmetic), and status shows the modelled busy time;
+#   - without timing the same device is not slowed;
+#   - drive-managed: a fast phase while the cache takes the writes, then a
+#     collapse of 10x or more, and cleaning that takes the modelled time;
+#   - suspend and resume under modelled I/O lose nothing and hang nothing.
+. "$(dirname "$0")/common.sh"
+_prep_test "timing: the emulated drive takes the modelled time"
+require_cmd python3 dmsetup fio awk
+require_target caveat
+require_target smr
+
+TM="python3 $SMR_ROOT/tests/lib/tm_model.py"
+K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 31"
+nb=$(new_nullb 1024) || bail "no null_blk device"
+S=$((900 * 2048))
+CV="0 $S caveat $nb 0 0"
+D=/dev/mapper/tm01
+
+# field NAME INDEX: the INDEX-th word of NAME's status line (1 = start).
+field() { dmsetup status "$1" | awk -v k="$2" '{ print $k }'; }
+# The caveat line: 3 words of dm's, then 10 counters, then the model's.
+cv_busy() { field "$1" 14; }
+cv_lag() { field "$1" 15; }
+
+# within DESC GOT WANT PCT: ok if GOT is within PCT % of WANT.
+within() {
+	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
+		ok "$1: $2 (model $3, within $4 %)"
+	else
+		not_ok "$1" "got $2, the model predicts $3 (tolerance $4 %)"
+	fi
+}
+
+# kept_up BUSY LAG: did the backing keep up with the model (lag at most a
+# tenth of the busy time)? If not, the figures are the host's (a debug
+# kernel under QEMU is slower than a 7200 rpm disk), and the checks of
+# the model's figures are skipped, saying so; the model reports it.
+kept_up() { [ "$2" -le $(($1 / 10)) ]; }
+# figure DESC BUSY LAG GOT WANT PCT: within(), or a skip when the backing
+# fell behind.
+figure() {
+	if kept_up "$2" "$3"; then
+		within "$1" "$4" "$5" "$6"
+	else
+		skip "$1" "the backing fell behind the model by $3 ms of $2 ms busy: the figures are the host's ($4, model $5)"
+	fi
+}
+
+# fio_terse FIELD ARGS...: one field of fio's terse v3 output.
+fio_terse() {
+	local f=$1; shift
+	fio --direct=1 --output-format=terse --terse-version=3 "$@" 2>/dev/null |
+		awk -F';' -v f="$f" '$1 == 3 { print $f }'
+}
+
+# ---------------------------------------------------------- bad input ---
+# refuse DESC TABLE LOG: the table is refused and the log says LOG.
+refuse() {
+	local mark="tm01-refuse-$RANDOM"
+	echo "$mark" > /dev/kmsg
+	if dmsetup create tm01x --table "$2" > /dev/null 2>&1; then
+		dmsetup remove tm01x
+		not_ok "refused: $1" "the table was accepted: $2"
+		return
+	fi
+	if dmesg_since "$mark" | grep -q -- "$3"; then
+		ok "refused: $1"
+	else
+		not_ok "refused: $1 (log: $3)" "$(dmesg_since "$mark" | tail -3)"
+	fi
+}
+refuse "an unknown key" "$CV timing 14 $K spin 3" "timing: unknown key"
+refuse "a required key missing" \
+	"$CV timing 10 rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65" \
+	"are required"
+refuse "a key without its value" "$CV timing 13 $K overhead_us" "every key needs a value"
+refuse "fewer words than counted" "$CV timing 14 $K" "timing: invalid number of words"
+refuse "more than 16 words" "$CV timing 18 $K overhead_us 0 rpm 1 rpm 2" "timing: invalid number of words"
+refuse "rpm out of range" "$CV timing 12 ${K/rpm 7200/rpm 99}" "value out of range"
+refuse "a negative value" "$CV timing 12 ${K/od_mbps 65/od_mbps -65}" "value out of range"
+refuse "id_mbps above od_mbps" "$CV timing 12 ${K/id_mbps 31/id_mbps 90}" "id_mbps must not exceed"
+refuse "seeks out of order" "$CV timing 12 ${K/seek_t2t_us 1000/seek_t2t_us 9000}" "seek_t2t_us <= seek_avg_us"
+refuse "an average the seek curve cannot have" \
+	"$CV timing 12 ${K/seek_avg_us 8500/seek_avg_us 16000}" "seek_avg_us must lie"
+refuse "a key twice" "$CV timing 14 $K rpm 5400" "key given twice"
+refuse "cache_at on a caveat device" "$CV timing 14 $K cache_at 0" "not used by this model"
+refuse "words after the group" "$CV timing 12 $K junk" "Too many arguments"
+refuse "timing in host-managed mode" \
+	"0 $((64 * 2048)) smr $nb host-managed 65536 1 format timing 12 $K" \
+	"host-managed mode has no timing model"
+refuse "drive-managed: a bad value" \
+	"0 $((64 * 2048)) smr $nb drive-managed 16384 1 format timing 12 ${K/rpm 7200/rpm x}" \
+	"value out of range"
+
+# ------------------------------------------------ table line, reload ---
+check "create a caveat device with DID 0 and the 7200 rpm timing" \
+	dm_create tm01 "$CV 1 format timing 12 $K"
+t=$(dmsetup table tm01)
+case $t in
+*" 0 0 0 timing 12 $K") ok "the table line prints the timing group back" ;;
+*) not_ok "the table line prints the timing group back" "got: $t" ;;
+esac
+check "reload the printed table" dmsetup reload tm01 --table "$t"
+check "resume it" dmsetup resume tm01
+assert_eq "the reloaded table is the same" "$t" "$(dmsetup table tm01)"
+
+# ------------------------------------------- the modelled figures ---
+# Sequential: 1 MiB writes, two in flight so the drive never waits for
+# the host; 64 MiB at the start, where the media rate is near od_mbps.
+want=$($TM seq $S 1048576 65536 $K)
+got=$(fio_terse 48 --name=seq --filename=$D --rw=write --bs=1M --size=64M \
+	--ioengine=libaio --iodepth=2)
+figure "sequential writes, MB/s" "$(cv_busy tm01)" "$(cv_lag tm01)" \
+	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" 10
+
+# Random: 4 KiB writes over the whole device, four in flight (FIFO: the
+# model serves one at a time), against seek + half a turn + transfer.
+dmsetup message tm01 0 clear_stats
+read -r svc want < <($TM random $S 4096 $K)
+got=$(fio_terse 49 --name=rnd --filename=$D --rw=randwrite --bs=4k \
+	--number_ios=240 --norandommap=1 --randseed=7 --ioengine=libaio --iodepth=4)
+busy=$(cv_busy tm01)
+lag=$(cv_lag tm01)
+figure "random 4 KiB writes, IOPS" "$busy" "$lag" "${got%.*}" "${want%.*}" 10
+# 240 writes of the modelled mean service time each: the model charged
+# what its arithmetic says, however fast the host.
+within "status: modelled busy time, ms" "$busy" \
+	"$(awk -v s="$svc" 'BEGIN { printf "%.0f", 240 * s / 1000 }')" 10
+check "remove" dm_remove tm01
+
+# ------------------------------------------------------ timing off ---
+check "the same device without timing" dm_create tm01 "$CV 1 format"
+got=$(fio_terse 49 --name=rnd --filename=$D --rw=randwrite --bs=4k \
+	--number_ios=2000 --norandommap=1 --randseed=7 --ioengine=libaio --iodepth=4)
+if awk -v g="$got" -v w="$want" 'BEGIN { exit !(g > 2 * w) }'; then
+	ok "without timing nothing waits: ${got%.*} IOPS (the model's: ${want%.*})"
+else
+	not_ok "without timing nothing waits" "only $got IOPS"
+fi
+assert_eq "without timing the model's status fields are 0" "0 0" \
+	"$(cv_busy tm01) $(cv_lag tm01)"
+check "remove" dm_remove tm01
+
+# ----------------------------------------- drive-managed: the collapse ---
+# 16 MiB bands, an 8 MiB cache at the outer edge, random 4 KiB writes
+# over 512 MiB: a few seconds of cache appends, then each write waits for
+# band rewrites.
+DMT="0 $((512 * 2048)) smr $nb drive-managed 32768 5 cache_sectors 16384 idle_ms 500 format timing 14 $K cache_at 0"
+check "create a drive-managed device with timing" dm_create tm01 "$DMT"
+# dm status: 3 words of dm's, "drive-managed", 26 fields (clean_ms_bg and
+# clean_ms_fg are words 18 and 19), then model_busy_ms model_clean_ms
+# model_lag_ms (31 to 33).
+log=$T_WORK/tm01-iops
+fio --name=dm --filename=$D --rw=randwrite --bs=4k --runtime=16 --time_based \
+	--direct=1 --ioengine=libaio --iodepth=4 --norandommap=1 --randseed=3 \
+	--write_iops_log="$log" --log_avg_msec=1000 --output=/dev/null
+st=$(dmsetup status tm01)
+diag "status: $st"
+read -r cms_bg cms_fg mbusy mclean mlag < <(awk '{ print $18, $19, $31, $32, $33 }' <<< "$st")
+if ! kept_up "$mbusy" "$mlag"; then
+	skip "drive-managed: a collapse of 10x or more" "the backing fell behind the model by $mlag ms of $mbusy ms busy: the figures are the host's"
+elif [ -f "${log}_iops.1.log" ]; then
+	read -r fast slow n < <(awk -F, '{ v[NR] = $2 } END {
+		f = 0; for (i = 1; i <= 3 && i <= NR; i++) if (v[i] > f) f = v[i];
+		s = 0; k = 0; for (i = NR - 7; i <= NR; i++) if (i > 3) { s += v[i]; k++ }
+		printf "%d %.1f %d\n", f, k ? s / k : 0, NR }' "${log}_iops.1.log")
+	diag "IOPS per second: $(awk -F, '{ printf "%d ", $2 }' "${log}_iops.1.log")"
+	if awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(s > 0 && f >= 10 * s) }'; then
+		ok "drive-managed: fast phase $fast IOPS, then $slow IOPS once the cache is full (10x or more)"
+	else
+		not_ok "drive-managed: a collapse of 10x or more" "fast $fast, slow $slow IOPS over $n s"
+	fi
+else
+	not_ok "drive-managed: fio wrote its IOPS log" "no ${log}_iops.1.log"
+fi
+# The wall clock of cleaning follows the model (it can only be longer
+# when the backing is slower, so this holds on any host).
+if [ "${mclean:-0}" -gt 0 ] && [ $((cms_bg + cms_fg)) -ge $((mclean * 8 / 10)) ]; then
+	ok "cleaning took the modelled time: $((cms_bg + cms_fg)) ms for $mclean ms modelled"
+else
+	not_ok "cleaning took the modelled time" "clean_ms $cms_bg + $cms_fg, model_clean_ms $mclean"
+fi
+if [ "${mbusy:-0}" -ge "${mclean:-1}" ] && [ "${mclean:-0}" -gt 0 ]; then
+	ok "status: modelled busy $mbusy ms, cleaning $mclean ms of it, lag $mlag ms"
+else
+	not_ok "status: the model's figures" "busy $mbusy clean $mclean lag $mlag"
+fi
+
+# ------------------------------- suspend/resume with modelled I/O queued ---
+# Verified writes at depth 16 while the device is suspended and resumed
+# twice: every suspend ends within seconds (nothing waits for the model
+# once suspending), and fio reads back what it wrote.
+fio --name=v --filename=$D --rw=randwrite --bs=4k --size=2M --offset=64M \
+	--direct=1 --ioengine=libaio --iodepth=16 --verify=crc32c --do_verify=1 \
+	--randseed=9 --output="$T_WORK/tm01-verify" &
+fpid=$!
+slow_suspend=0
+for i in 1 2; do
+	sleep 2
+	s0=$(date +%s%N)
+	dmsetup suspend tm01 || slow_suspend=$((slow_suspend + 100))
+	s1=$(date +%s%N)
+	dmsetup resume tm01
+	[ $(( (s1 - s0) / 1000000 )) -lt 20000 ] || slow_suspend=$((slow_suspend + 1))
+	diag "suspend $i took $(( (s1 - s0) / 1000000 )) ms"
+done
+assert_eq "suspends under modelled I/O end within 20 s" 0 "$slow_suspend"
+if wait "$fpid"; then
+	ok "verified writes across the suspends: all read back"
+else
+	not_ok "verified writes across the suspends" "$(tail -5 "$T_WORK/tm01-verify")"
+fi
+s0=$(date +%s%N)
+check "remove" dm_remove tm01
+diag "remove took $(( ($(date +%s%N) - s0) / 1000000 )) ms"
+
+dmesg_check
+_show_result

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The timing model's arithmetic (tests/lib/tm_model.py, the kernel's
+common/smr-timing.c in Python): the seek curve honours the three seek
+times it is built from, and a random access costs the average seek, half
+a turn and the transfer."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import tm_model  # noqa: E402
+
+CMR = {"rpm": 7200, "seek_t2t_us": 1000, "seek_avg_us": 8500,
+       "seek_full_us": 17000, "od_mbps": 65, "id_mbps": 31}
+SPAN = 1 << 30
+
+
+class SeekCurveTest(unittest.TestCase):
+    def setUp(self):
+        self.m = tm_model.Model(CMR, SPAN)
+
+    def seek_us(self, dist):
+        # service - half turn - transfer of one sector at the head's end
+        m = self.m
+        return (m.service_ns(0, dist, 1) - m.service_ns(dist, dist, 1)
+                - m.half_rev) / 1000.0
+
+    def test_ends(self):
+        self.assertAlmostEqual(self.seek_us(1), 1000, delta=5)
+        self.assertAlmostEqual(self.seek_us(SPAN), 17000, delta=5)
+
+    def test_average_over_random_pairs(self):
+        # random_us = E[seek] + half turn + E[transfer]: take the rest out
+        m = self.m
+        xfer = sum(m.service_ns(x, x, 8) for x in range(0, SPAN, SPAN // 400)) / 400 / 1000
+        seek = m.random_us(8) - m.half_rev / 1000 - xfer
+        self.assertAlmostEqual(seek, 8500, delta=8500 * 0.01)
+
+    def test_monotonic(self):
+        prev = 0
+        for k in range(1, 64):
+            s = self.seek_us(SPAN * k // 64)
+            self.assertGreater(s, prev)
+            prev = s
+
+    def test_bounds_refused(self):
+        bad = dict(CMR, seek_avg_us=16000)      # above t2t + 8/15 (full - t2t)
+        self.assertRaises(ValueError, tm_model.Model, bad, SPAN)
+        bad = dict(CMR, seek_avg_us=3000)       # below t2t + (full - t2t)/3
+        self.assertRaises(ValueError, tm_model.Model, bad, SPAN)
+
+
+class RateTest(unittest.TestCase):
+    def test_media_rate_falls_from_od_to_id(self):
+        m = tm_model.Model(CMR, SPAN)
+        self.assertAlmostEqual(m.seq_mbps(0, 2048), 65.0, places=1)
+        self.assertAlmostEqual(m.seq_mbps(SPAN - 1, 2048), 31.0, delta=0.1)
+        self.assertAlmostEqual(m.seq_mbps(SPAN // 2, 2048), 48.0, delta=0.1)
+
+    def test_random_4k_iops(self):
+        # 8.5 ms seek + 4.17 ms half turn + ~0.09 ms transfer: ~78 IOPS
+        us = tm_model.Model(CMR, SPAN).random_us(8)
+        self.assertAlmostEqual(1e6 / us, 78.4, delta=0.5)
+
+    def test_overhead_adds_per_command(self):
+        a = tm_model.Model(CMR, SPAN).service_ns(0, 0, 8)
+        b = tm_model.Model(dict(CMR, overhead_us=100), SPAN).service_ns(0, 0, 8)
+        self.assertEqual(b - a, 100000)
+
+
+if __name__ == "__main__":
+    unittest.main()
