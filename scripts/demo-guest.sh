@@ -3,16 +3,17 @@
 # scripts/demo-guest.sh - the demo, as it runs inside the VM (see demo.sh).
 #
 # Runs the campaign fio-jobs/matrices/demo.ini over the VM's file-backed
-# disk (/dev/vda): a 12 GiB drive-managed SMR drive (16 MiB bands, a 64 MiB
-# persistent cache, idle cleaning after 500 ms) takes 4 KiB random writes
-# until its cache is full and the throughput collapses, is left to clean
-# (smrctl wait-clean), then takes 256 MiB of sequential writes that bypass
-# the cache. The campaign's results directory (summary, per-run data) is
+# disk (/dev/vda): a 1 GiB drive-managed SMR drive with the ST8000AS0002
+# profile (30 MiB bands, idle cleaning after 1 s, and the timing model of
+# a 5900 rpm disk: docs/timing.md) and a 32 MiB persistent cache takes
+# 4 KiB random writes until its cache is full and the throughput
+# collapses, is left to clean (smrctl wait-clean: the drive's cleaning
+# time), then takes 256 MiB of sequential writes that bypass the cache. The campaign's results directory (summary, per-run data) is
 # $SMR_RESULTS/campaign; $SMR_RESULTS/demo.txt names the plot, which
 # demo.sh draws on the host afterwards (campaign --plot: matplotlib
 # builds its font cache for a minute or more under QEMU).
 #
-# Environment: RUNTIME (seconds of random writes, default 45).
+# Environment: RUNTIME (seconds of random writes, default 30).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +34,7 @@ echo
 row() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][int(sys.argv[2])]; print(r.get(sys.argv[3], ""))' "$OUT/summary.json" "$@"; }
 {
 	echo "dm-smr demo, $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r)"
-	echo "drive-managed drive: $(row 0 size), $(row 0 band) bands, $(row 0 cache) persistent cache, idle_ms $(row 0 idle_ms)"
+	echo "drive-managed drive: $(row 0 size), profile $(row 0 profile) (its bands and timing model), $(row 0 cache) persistent cache"
 	echo "  $(cat "$OUT/runs/01-randwrite-dm/table.txt")"
 	echo "random 4 KiB writes: cache phase $(row 0 cache_phase_mibs) MiB/s, cache full after $(row 0 cache_full_at_s) s,"
 	echo "  then $(row 0 collapsed_mibs) MiB/s (foreground band RMWs: $(row 0 rmw_fg)); write amplification $(row 0 wa)"
