@@ -157,17 +157,17 @@ void smr_tm_destroy(struct smr_tm *tm)
 	kfree(tm);
 }
 
-void smr_tm_emit(struct smr_tm *tm, char *result, unsigned int maxlen,
-		 unsigned int *psz)
+void smr_tm_emit(const struct smr_tm_params *p, char *result,
+		 unsigned int maxlen, unsigned int *psz)
 {
 	unsigned int sz = *psz, i;
 
-	if (!tm)
+	if (!p || !p->given)
 		return;
-	DMEMIT(" timing %u", 2 * hweight32(tm->p.given));
+	DMEMIT(" timing %u", 2 * hweight32(p->given));
 	for (i = 0; i < SMR_TM_NR_KEYS; i++)
-		if (tm->p.given & BIT(i))
-			DMEMIT(" %s %u", smr_tm_keys[i].name, tm->p.v[i]);
+		if (p->given & BIT(i))
+			DMEMIT(" %s %u", smr_tm_keys[i].name, p->v[i]);
 	*psz = sz;
 }
 
@@ -248,23 +248,29 @@ static enum hrtimer_restart smr_tm_fire(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
-		    struct bio *bio)
+bool smr_tm_defer(struct smr_tm *tm, struct smr_tm_bio *tb,
+		  enum hrtimer_restart (*fn)(struct hrtimer *))
 {
 	u64 now = ktime_get_ns();
 
 	if (now < tb->end && !READ_ONCE(tm->quiet)) {
-		tb->bio = bio;
-		/* Soft: the callback runs in softirq context, irqs on. */
-		smr_hrtimer_setup(&tb->timer, smr_tm_fire, CLOCK_MONOTONIC,
+		smr_hrtimer_setup(&tb->timer, fn, CLOCK_MONOTONIC,
 				  HRTIMER_MODE_ABS_SOFT);
 		hrtimer_start(&tb->timer, ns_to_ktime(tb->end),
 			      HRTIMER_MODE_ABS_SOFT);
-		return;
+		return true;
 	}
-	if (now > tb->end)
+	if (tb->end && now > tb->end)
 		smr_tm_late(tm, now, tb->end);
-	bio_endio(bio);
+	return false;
+}
+
+void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
+		    struct bio *bio)
+{
+	tb->bio = bio;
+	if (!smr_tm_defer(tm, tb, smr_tm_fire))
+		bio_endio(bio);
 }
 
 static void smr_tm_clone_endio(struct bio *clone)

@@ -111,8 +111,14 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t span,
 void smr_tm_destroy(struct smr_tm *tm);
 
 /* " timing <n> <key> <value>..." for STATUSTYPE_TABLE, or nothing. */
-void smr_tm_emit(struct smr_tm *tm, char *result, unsigned int maxlen,
-		 unsigned int *sz);
+void smr_tm_emit(const struct smr_tm_params *p, char *result,
+		 unsigned int maxlen, unsigned int *sz);
+
+/* The parameters of @tm, or NULL without a model (for smr_tm_emit()). */
+static inline const struct smr_tm_params *smr_tm_params_of(struct smr_tm *tm)
+{
+	return tm ? &tm->p : NULL;
+}
 
 /*
  * Charge an I/O of @nsect sectors at platter sector @pos: returns its
@@ -131,6 +137,15 @@ u64 smr_tm_busy_until(struct smr_tm *tm);
  */
 void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
 		    struct bio *bio);
+
+/*
+ * A completion that is not a bio's end (host-managed mode finishes its
+ * own I/O records): if tb->end is still ahead and the model is not
+ * quiet, start tb's timer to call @fn at tb->end and return true; else
+ * return false and the caller completes now. Any context.
+ */
+bool smr_tm_defer(struct smr_tm *tm, struct smr_tm_bio *tb,
+		  enum hrtimer_restart (*fn)(struct hrtimer *));
 
 /*
  * Send @bio to @sector of @bdev through a clone from @bs, charged at

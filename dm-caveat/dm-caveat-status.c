@@ -85,7 +85,7 @@ void cv_status(struct dm_target *ti, status_type_t type,
 			       sc->zero_reads ? "zero" : "error");
 		if (sc->opt_mask & CV_OPT_SCRAMBLE)
 			DMEMIT(" scramble");
-		smr_tm_emit(sc->tm, result, maxlen, &sz);
+		smr_tm_emit(smr_tm_params_of(sc->tm), result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);

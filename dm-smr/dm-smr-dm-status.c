@@ -123,7 +123,7 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 			DMEMIT(" policy %s", smr_clean_policies[READ_ONCE(dm->policy)].name);
 		if (dm->opt_mask & SMR_DM_OPT_BYPASS)
 			DMEMIT(" seq_bypass %s", dm->seq_bypass ? "on" : "off");
-		smr_tm_emit(sc->tm, result, maxlen, &sz);
+		smr_tm_emit(smr_tm_params_of(sc->tm), result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(sc->ti->type);
