@@ -369,4 +369,11 @@ void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s)
 	s->errors = st.errors;
 	s->commits = st.commits;
 	s->mem_bytes = sc->mem_bytes;
+	if (sc->tm) {
+		struct smr_tm_stats ts;
+
+		smr_tm_get_stats(sc->tm, &ts);
+		s->model_busy_ms = div_u64(ts.busy_ns, NSEC_PER_MSEC);
+		s->model_lag_ms = div_u64(ts.lag_ns, NSEC_PER_MSEC);
+	}
 }

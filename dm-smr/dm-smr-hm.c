@@ -146,7 +146,8 @@ static void smr_zone_retire(struct smr_target *sc, u32 zno,
 	}
 }
 
-static void smr_hm_clone_endio(struct bio *clone)
+/* A clone's I/O is done, at its modelled end with the timing model. */
+static void smr_hm_io_done(struct bio *clone)
 {
 	struct smr_hm_io *io = container_of(clone, struct smr_hm_io, clone);
 	struct smr_target *sc = io->sc;
@@ -192,11 +193,43 @@ static void smr_hm_clone_endio(struct bio *clone)
 	}
 }
 
-/* Send a clone to @bsector of the backing device. */
-static void smr_hm_issue(struct smr_hm_io *io, sector_t bsector)
+static enum hrtimer_restart smr_hm_timed_done(struct hrtimer *t)
+{
+	struct smr_hm_io *io = container_of(t, struct smr_hm_io, tb.timer);
+
+	/* The clone, and the timer with it, may be freed in there. */
+	smr_hm_io_done(&io->clone);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * The backing finished a clone. With the timing model its completion
+ * waits for the modelled end: the zone's write pointer order is kept by
+ * smr_zone_retire(), which only retires writes marked done here.
+ */
+static void smr_hm_clone_endio(struct bio *clone)
+{
+	struct smr_hm_io *io = container_of(clone, struct smr_hm_io, clone);
+	struct smr_tm *tm = io->sc->tm;
+
+	if (tm && !clone->bi_status &&
+	    smr_tm_defer(tm, &io->tb, smr_hm_timed_done))
+		return;
+	smr_hm_io_done(clone);
+}
+
+/*
+ * Send a clone to @bsector of the backing device; @pos is its device
+ * sector, where the timing model puts it.
+ */
+static void smr_hm_issue(struct smr_hm_io *io, sector_t bsector,
+			 sector_t pos)
 {
 	struct bio *clone = &io->clone;
 
+	if (io->sc->tm)
+		io->tb.end = smr_tm_charge(io->sc->tm, pos, bio_sectors(clone),
+					   NULL);
 	clone->bi_iter.bi_sector = bsector;
 	clone->bi_end_io = smr_hm_clone_endio;
 	submit_bio_noacct(clone);
@@ -272,7 +305,8 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	io->clone.bi_opf = REQ_OP_WRITE |
 		(bio->bi_opf & ~(REQ_OP_MASK | REQ_FUA | REQ_PREFLUSH));
 	trace_smr_hm_write(sc->label, zno, off, nr, append);
-	smr_hm_issue(io, smr_backing_sector(sc, zno, off));
+	smr_hm_issue(io, smr_backing_sector(sc, zno, off),
+		     smr_zone_start(sc, zno) + off);
 	return;
 
 fail:
@@ -364,7 +398,8 @@ static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
 		io->zero_from = (limit - off) << SECTOR_SHIFT;
 		io->clone.bi_iter.bi_size = io->zero_from;
 	}
-	smr_hm_issue(io, smr_backing_sector(sc, zno, off));
+	smr_hm_issue(io, smr_backing_sector(sc, zno, off),
+		     smr_zone_start(sc, zno) + off);
 }
 
 /*
@@ -436,7 +471,8 @@ void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 	spin_unlock_irq(&sc->lock);
 	/* Conventional zones are contiguous on the backing device; FUA passes. */
 	io = smr_hm_clone(sc, bio, SMR_IO_CONV_WRITE);
-	smr_hm_issue(io, smr_backing_sector(sc, zno, off));
+	smr_hm_issue(io, smr_backing_sector(sc, zno, off),
+		     smr_zone_start(sc, zno) + off);
 }
 
 /* Reset every sequential zone that can be (REQ_OP_ZONE_RESET_ALL). */

@@ -124,6 +124,8 @@ static int smr_nl_put_hm(struct sk_buff *skb, struct smr_nl_dev *d)
 	v[SMR_HM_ERRORS - SMR_HM_NR_ZONES] = s.errors;
 	v[SMR_HM_COMMITS - SMR_HM_NR_ZONES] = s.commits;
 	v[SMR_HM_MEM_BYTES - SMR_HM_NR_ZONES] = s.mem_bytes;
+	v[SMR_HM_MODEL_BUSY_MS - SMR_HM_NR_ZONES] = s.model_busy_ms;
+	v[SMR_HM_MODEL_LAG_MS - SMR_HM_NR_ZONES] = s.model_lag_ms;
 	return smr_nl_put_u64s(skb, SMR_A_HM_STATS, v, ARRAY_SIZE(v),
 			       SMR_HM_NR_ZONES, SMR_HM_PAD);
 }

@@ -53,7 +53,7 @@ static const struct smr_opt_table smr_hm_opt_table = {
 	.nr = ARRAY_SIZE(smr_hm_opts),
 	.count_error = "Invalid number of optional arguments (at most 9)",
 	.unknown_error = "Unknown optional argument",
-	.timing = true,		/* only to refuse it by name, below */
+	.timing = true,
 };
 
 static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
@@ -65,8 +65,13 @@ static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
 	ret = smr_parse_opts(&smr_hm_opt_table, as, &given, v, &sc->ti->error);
 	if (ret)
 		return ret;
-	if (smr_tm_next(as)) {
-		sc->ti->error = "timing: host-managed mode has no timing model yet (docs/timing.md)";
+	/* The timing model, without drive-managed mode's cache position. */
+	ret = smr_tm_parse(as, (BIT(SMR_TM_NR_KEYS) - 1) & ~BIT(SMR_TM_CACHE_AT),
+			   &sc->tm_params, &sc->ti->error);
+	if (ret)
+		return ret;
+	if (as->argc) {
+		sc->ti->error = "Too many arguments";
 		return -EINVAL;
 	}
 	sc->opt_mask = given & ~SMR_OPT_FORMAT;
@@ -339,7 +344,7 @@ static int smr_preresume(struct dm_target *ti)
  */
 static void smr_presuspend(struct dm_target *ti)
 {
-	struct smr_target *sc = ti->private;
+	struct smr_target *sc = smr_zones_of(ti->private);
 
 	if (sc->tm)
 		smr_tm_set_quiet(sc->tm, true);
@@ -347,7 +352,7 @@ static void smr_presuspend(struct dm_target *ti)
 
 static void smr_presuspend_undo(struct dm_target *ti)
 {
-	struct smr_target *sc = ti->private;
+	struct smr_target *sc = smr_zones_of(ti->private);
 
 	if (sc->tm)
 		smr_tm_set_quiet(sc->tm, false);
@@ -369,8 +374,8 @@ static void smr_resume(struct dm_target *ti)
 {
 	struct smr_target *sc = ti->private;
 
-	if (sc->tm)
-		smr_tm_set_quiet(sc->tm, false);
+	if (smr_zones_of(sc)->tm)
+		smr_tm_set_quiet(smr_zones_of(sc)->tm, false);
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
 		smr_dm_resume(sc);
 }
@@ -381,13 +386,16 @@ static void smr_resume(struct dm_target *ti)
  *   host-managed <nr_zones> <conv_zones> <imp_open> <exp_open> <closed>
  *   <full> <readonly> <offline> <writes> <write_sectors> <reads>
  *   <read_sectors> <resets> <finishes> <opens> <closes> <imp_closes>
- *   <wp_errors> <errors> <commits> <mem_bytes>
+ *   <wp_errors> <errors> <commits> <mem_bytes> <model_busy_ms>
+ *   <model_lag_ms>
  *
  * counts of zones by condition, then counters since creation (or the last
  * clear_stats message): writes/reads are bios seen by the target,
  * wp_errors are writes refused for not being at the write pointer or past
  * the zone capacity, errors every I/O the target failed, commits metadata
- * commits; mem_bytes is the memory the target holds for this device.
+ * commits; mem_bytes is the memory the target holds for this device;
+ * model_busy_ms and model_lag_ms are the timing model's (smr-timing.h), 0
+ * without it.
  */
 static void smr_status(struct dm_target *ti, status_type_t type,
 		       unsigned int status_flags, char *result,
@@ -405,19 +413,20 @@ static void smr_status(struct dm_target *ti, status_type_t type,
 	switch (type) {
 	case STATUSTYPE_INFO:
 		smr_hm_snapshot(smr_zones_of(sc), &s);
-		DMEMIT("host-managed %u %u %u %u %u %u %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		DMEMIT("host-managed %u %u %u %u %u %u %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 		       s.nr_zones, s.conv_zones, s.imp_open, s.exp_open,
 		       s.closed, s.full, s.readonly, s.offline, s.writes,
 		       s.write_sectors, s.reads, s.read_sectors, s.resets,
 		       s.finishes, s.opens, s.closes, s.imp_closes,
-		       s.wp_errors, s.errors, s.commits, s.mem_bytes);
+		       s.wp_errors, s.errors, s.commits, s.mem_bytes,
+		       s.model_busy_ms, s.model_lag_ms);
 		break;
 
 	case STATUSTYPE_TABLE:
 		/* The table line as given, less "format" (reloading must not wipe). */
 		nopt = 2 * hweight32(sc->opt_mask);
 		DMEMIT("%s host-managed %llu", sc->dev->name, sc->zone_sectors);
-		if (nopt)
+		if (nopt || sc->tm_params.given)
 			DMEMIT(" %d", nopt);
 		if (sc->opt_mask & SMR_OPT_CONV)
 			DMEMIT(" conv_zones %u", sc->nr_conv);
@@ -427,6 +436,7 @@ static void smr_status(struct dm_target *ti, status_type_t type,
 			DMEMIT(" max_open %u", sc->max_open);
 		if (sc->opt_mask & SMR_OPT_ACTIVE)
 			DMEMIT(" max_active %u", sc->max_active);
+		smr_tm_emit(&sc->tm_params, result, maxlen, &sz);
 		break;
 
 	case STATUSTYPE_IMA:
@@ -479,6 +489,8 @@ static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 		spin_lock_irq(&sc->lock);
 		memset(&sc->stats, 0, sizeof(sc->stats));
 		spin_unlock_irq(&sc->lock);
+		if (sc->tm)
+			smr_tm_clear_stats(sc->tm);
 		return 0;
 	}
 	if (argc == 3 && !strcasecmp(argv[0], "zone_cond")) {

@@ -184,6 +184,7 @@ static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
 
 static void smr_zdev_free(struct smr_zdev *zdev)
 {
+	smr_tm_destroy(zdev->zc.tm);
 	smr_hm_ctx_exit(&zdev->zc);
 	if (zdev->id >= 0)
 		ida_free(&smr_zdev_ida, zdev->id);
@@ -200,7 +201,8 @@ static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_target *tsc)
 		sc->zone_capacity == tsc->zone_capacity &&
 		sc->nr_conv == tsc->nr_conv &&
 		sc->eff_max_open == tsc->eff_max_open &&
-		sc->eff_max_active == tsc->eff_max_active;
+		sc->eff_max_active == tsc->eff_max_active &&
+		!memcmp(&sc->tm_params, &tsc->tm_params, sizeof(sc->tm_params));
 }
 
 static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
@@ -245,6 +247,18 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 	if (ret) {
 		*error = "Cannot allocate the zone state";
 		goto fail;
+	}
+	/* The timing model: the engine's, as the zone state (docs/timing.md). */
+	sc->tm_params = tsc->tm_params;
+	if (sc->tm_params.given) {
+		struct smr_tm *tm = smr_tm_create(&sc->tm_params, sc->dev_sectors,
+						  error);
+
+		if (IS_ERR(tm)) {
+			ret = PTR_ERR(tm);
+			goto fail;
+		}
+		sc->tm = tm;
 	}
 	ret = smr_md_load_or_format(sc);
 	if (ret) {
@@ -315,7 +329,7 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 			 * goes live. Remove and create the device instead.
 			 */
 			zdev = ERR_PTR(-EBUSY);
-			*error = "A live table uses this backing device with another geometry or other zone limits; remove the device, then create it with the new table";
+			*error = "A live table uses this backing device with another geometry, other zone limits or another timing model; remove the device, then create it with the new table";
 		} else {
 			zdev->tables++;
 		}

@@ -121,8 +121,13 @@ struct smr_target {
 	char *error;			/* why loading failed */
 	struct list_head table_node;	/* smr_tables; see smr_join_table() */
 	bool commit_pending;	/* drive-managed: commit at suspend failed */
-	/* The timing model (smr-timing.h), drive-managed only; NULL when off. */
+	/*
+	 * The timing model (smr-timing.h), NULL when off: a drive-managed
+	 * table's own, or a host-managed engine's (smr_zones_of()); a
+	 * host-managed table keeps only the parameters it was given.
+	 */
 	struct smr_tm *tm;
+	struct smr_tm_params tm_params;
 
 	/* Host-managed table: the engine (dm-smr-zdev.c). */
 	struct smr_zdev *zdev;
@@ -188,6 +193,8 @@ struct smr_hm_snap {
 	    offline;
 	u64 writes, write_sectors, reads, read_sectors, resets, finishes,
 	    opens, closes, imp_closes, wp_errors, errors, commits, mem_bytes;
+	/* The timing model's figures (0 without it), in ms. */
+	u64 model_busy_ms, model_lag_ms;
 };
 
 /* The drive-managed status fields; see the comment above smr_dm_status(). */
@@ -236,6 +243,8 @@ struct smr_hm_io {
 	bool fua;
 	bool orphan;		/* behind a write that failed: fails too */
 	blk_status_t status;
+	/* With the timing model: its modelled end, and the timer to it. */
+	struct smr_tm_bio tb;
 	struct bio clone;	/* must be last */
 };
 

@@ -126,6 +126,9 @@ enum smr_nl_hm_attr {
 	SMR_HM_ERRORS,
 	SMR_HM_COMMITS,
 	SMR_HM_MEM_BYTES,
+	/* The timing model's, ms (0 without one; docs/timing.md). */
+	SMR_HM_MODEL_BUSY_MS,
+	SMR_HM_MODEL_LAG_MS,
 	__SMR_HM_MAX,
 };
 #define SMR_HM_MAX (__SMR_HM_MAX - 1)
