@@ -36,6 +36,7 @@ static const char *const smr_hm_names[SMR_HM_MAX + 1] = {
 	[SMR_HM_IMP_CLOSES] = "imp_closes", [SMR_HM_WP_ERRORS] = "wp_errors",
 	[SMR_HM_ERRORS] = "errors", [SMR_HM_COMMITS] = "commits",
 	[SMR_HM_MEM_BYTES] = "mem_bytes",
+	[SMR_HM_MODEL_BUSY_MS] = "model_busy_ms", [SMR_HM_MODEL_LAG_MS] = "model_lag_ms",
 };
 
 static const char *const smr_dm_names[SMR_DM_MAX + 1] = {

@@ -443,10 +443,10 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 {
 	uint64_t zs, cap, nz, conv, need, avail = backing / SECTOR;
 	struct optbuf o = { "", 0 };
-	char b1[32], b2[32];
+	char b1[32], b2[32], tg[300];
 
-	if (g->timing_words) {
-		seterr(err, elen, "host-managed devices have no timing model yet: use a profile without timing keys, or --no-timing");
+	if (strstr(g->timing, " cache_at ")) {
+		seterr(err, elen, "cache_at is a drive-managed timing key: a host-managed device has no cache");
 		return -EINVAL;
 	}
 	if (!g->zone) {
@@ -523,8 +523,9 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " max_active %" PRId64, g->max_active);
 	if (g->format)
 		opt_add(&o, " format");
-	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " smr %s host-managed %" PRIu64 "%s%.0d%s",
-			     nz * zs, dev, zs, o.n ? " " : "", o.n, o.s) >= tlen) {
+	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " smr %s host-managed %" PRIu64 "%s%.0d%s%s",
+			     nz * zs, dev, zs, o.n ? " " : "", o.n, o.s,
+			     timing_group(g, tg, sizeof(tg))) >= tlen) {
 		seterr(err, elen, "table line too long");
 		return -EINVAL;
 	}

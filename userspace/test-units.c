@@ -314,8 +314,14 @@ static void test_profiles(const char *dir)
 		geom_init(&g);
 		snprintf(text, sizeof(text), "model = host-managed\nzone = 256M\n%s", tm);
 		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
+		   !smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(t, " host-managed 524288 timing 12 rpm 7200 "),
+		   "host-managed: the timing group follows the zone size (%s)", t);
+		geom_init(&g);
+		snprintf(text, sizeof(text), "model = host-managed\nzone = 256M\n%scache_at = 5\n", tm);
+		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
 		   smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
-		   strstr(err, "no timing model"), "host-managed: timing refused (%s)", err);
+		   strstr(err, "cache_at"), "host-managed: cache_at refused (%s)", err);
 		geom_init(&g);
 		ok(profile_apply_text("model = caveat\nrpm = fast\n", "p", &g, err, sizeof(err)) &&
 		   strstr(err, "bad value 'fast' for rpm"), "a timing key needs a number (%s)", err);
