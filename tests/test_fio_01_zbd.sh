@@ -35,7 +35,7 @@ JOBS=$SMR_ROOT/fio-jobs
 # Status fields after "host-managed" (docs/dm-smr.rst, Status).
 ST_FIELDS="nr_zones conv_zones imp_open exp_open closed full readonly offline
 writes write_sectors reads read_sectors resets finishes opens closes
-imp_closes wp_errors errors commits mem_bytes"
+imp_closes wp_errors errors commits mem_bytes model_busy_ms model_lag_ms"
 
 # st NAME FIELD: one status field of dm device NAME.
 st() {

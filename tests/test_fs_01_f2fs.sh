@@ -40,7 +40,7 @@ MAXOPEN=8
 # Status fields after "host-managed" (docs/dm-smr.rst, Status).
 ST_FIELDS="nr_zones conv_zones imp_open exp_open closed full readonly offline
 writes write_sectors reads read_sectors resets finishes opens closes
-imp_closes wp_errors errors commits mem_bytes"
+imp_closes wp_errors errors commits mem_bytes model_busy_ms model_lag_ms"
 
 # st NAME FIELD: one status field of dm device NAME.
 st() {
@@ -55,7 +55,7 @@ st() {
 # open limit.
 check_counters() {
 	local name=$1 when=$2 open
-	assert_eq "$when: status has 21 fields after the mode" 21 \
+	assert_eq "$when: status has 23 fields after the mode" 23 \
 		"$(dmsetup status "$name" | awk '{ print NF - 4 }')"
 	assert_eq "$when: wp_errors" 0 "$(st "$name" wp_errors)"
 	assert_eq "$when: errors" 0 "$(st "$name" errors)"

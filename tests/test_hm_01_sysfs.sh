@@ -110,7 +110,7 @@ assert_eq "dmsetup table: the table line back, without format" \
 
 # ---- status line ------------------------------------------------------
 st=($(dmsetup status "$name"))
-assert_eq "status: 25 words (start len target mode + 21 fields)" 25 "${#st[@]}"
+assert_eq "status: 27 words (start len target mode + 23 fields)" 27 "${#st[@]}"
 assert_eq "status: mode, nr_zones, conv_zones, zones by condition" \
 	"host-managed $NZ $CONV 0 0 0 0 0 0" "${st[*]:3:9}"
 mem=${st[24]}

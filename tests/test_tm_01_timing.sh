@@ -96,9 +96,9 @@ refuse "an average the seek curve cannot have" \
 refuse "a key twice" "$CV timing 14 $K rpm 5400" "key given twice"
 refuse "cache_at on a caveat device" "$CV timing 14 $K cache_at 0" "not used by this model"
 refuse "words after the group" "$CV timing 12 $K junk" "Too many arguments"
-refuse "timing in host-managed mode" \
-	"0 $((64 * 2048)) smr $nb host-managed 65536 1 format timing 12 $K" \
-	"host-managed mode has no timing model"
+refuse "cache_at on a host-managed device" \
+	"0 $((64 * 2048)) smr $nb host-managed 65536 1 format timing 14 $K cache_at 0" \
+	"not used by this model"
 refuse "drive-managed: a bad value" \
 	"0 $((64 * 2048)) smr $nb drive-managed 16384 1 format timing 12 ${K/rpm 7200/rpm x}" \
 	"value out of range"
@@ -150,6 +150,44 @@ else
 fi
 assert_eq "without timing the model's status fields are 0" "0 0" \
 	"$(cv_busy tm01) $(cv_lag tm01)"
+check "remove" dm_remove tm01
+
+# ----------------------------------- host-managed: zones and seeks ---
+# 8 sequential zones of 32 MiB with the same disk's timing: zones written
+# in order run at the media rate; random reads over them pay for seeks.
+# Status: 4 words of dm's, 21 fields, then model_busy_ms model_lag_ms.
+HS=$((256 * 2048))
+HMT="0 $HS smr $nb host-managed 65536 1 format timing 12 $K"
+check "create a host-managed device with timing" dm_create tm01 "$HMT"
+t=$(dmsetup table tm01)
+case $t in
+*" host-managed 65536 0 timing 12 $K") ok "host-managed: the table line prints the timing group back" ;;
+*) not_ok "host-managed: the table line prints the timing group back" "got: $t" ;;
+esac
+want=$($TM seq $HS 1048576 $((HS / 2)) $K)
+got=$(fio_terse 48 --name=zw --filename=$D --zonemode=zbd --rw=write --bs=1M \
+	--size=256M --ioengine=libaio --iodepth=2)
+hb=$(field tm01 26) hl=$(field tm01 27)
+figure "host-managed: zones written in order, MB/s" "$hb" "$hl" \
+	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" 10
+dmsetup message tm01 0 clear_stats
+read -r svc want < <($TM random $HS 4096 $K)
+got=$(fio_terse 8 --name=rr --filename=$D --rw=randread --bs=4k \
+	--number_ios=240 --norandommap=1 --randseed=5 --ioengine=libaio --iodepth=4)
+hb=$(field tm01 26) hl=$(field tm01 27)
+figure "host-managed: random 4 KiB reads, IOPS" "$hb" "$hl" "${got%.*}" "${want%.*}" 10
+within "host-managed: modelled busy time, ms" "$hb" \
+	"$(awk -v s="$svc" 'BEGIN { printf "%.0f", 240 * s / 1000 }')" 10
+mark="tm01-hm-$RANDOM"
+echo "$mark" > /dev/kmsg
+check_fail "host-managed: a reload with another timing is refused while live" \
+	dmsetup reload tm01 --table "0 $HS smr $nb host-managed 65536 timing 12 ${K/rpm 7200/rpm 5400}"
+if dmesg_since "$mark" | grep -q "another timing model"; then
+	ok "host-managed: the log says why"
+else
+	not_ok "host-managed: the log says why" "$(dmesg_since "$mark" | tail -3)"
+fi
+dmsetup clear tm01 2>/dev/null
 check "remove" dm_remove tm01
 
 # ----------------------------------------- drive-managed: the collapse ---

@@ -30,7 +30,10 @@ HM_FIELDS = ["mode", "nr_zones", "conv_zones", "imp_open", "exp_open",
              "closed", "full", "readonly", "offline", "writes",
              "write_sectors", "reads", "read_sectors", "resets", "finishes",
              "opens", "closes", "imp_closes", "wp_errors", "errors", "commits",
-             "mem_bytes"]
+             "mem_bytes",
+             # the timing model's (docs/timing.md), since smr 0.3.0
+             "model_busy_ms", "model_lag_ms"]
+HM_FIELDS_MIN = 22
 # journal_writes came with dm-caveat's on-disk format 2 (the damage
 # journal); lines of older modules end before it.
 CV_FIELDS = ["writes", "damaging_writes", "damaged_blocks",
@@ -65,7 +68,7 @@ def parse_status(line):
     target, rest = w[2], w[3:]
     if target == "smr" and rest[0] == "drive-managed" and len(rest) >= DM_FIELDS_MIN:
         names = DM_FIELDS
-    elif target == "smr" and rest[0] == "host-managed" and len(rest) >= len(HM_FIELDS):
+    elif target == "smr" and rest[0] == "host-managed" and len(rest) >= HM_FIELDS_MIN:
         names = HM_FIELDS
     elif target == "caveat" and len(rest) >= CV_FIELDS_MIN:
         names = CV_FIELDS

@@ -20,7 +20,8 @@ HM_ZS=16384
 # Field names of "dmsetup status" after the mode word (docs/dm-smr.rst).
 HM_STATUS_FIELDS=(nr_zones conv_zones imp_open exp_open closed full readonly
 	offline writes write_sectors reads read_sectors resets finishes opens
-	closes imp_closes wp_errors errors commits mem_bytes)
+	closes imp_closes wp_errors errors commits mem_bytes model_busy_ms
+	model_lag_ms)
 
 HM_EIO="Input/output error"
 HM_ETOOMANYREFS="Too many references"
