@@ -11,6 +11,9 @@ these figures.
                                               bytes over SPAN sectors
     tm_model.py seq SPAN BS POS KEY VALUE...  MB/s of sequential I/O of BS
                                               bytes at sector POS
+    tm_model.py range SPAN BS START END KEY VALUE...
+                                              MB/s of sequential I/O of BS
+                                              bytes from sector START to END
     tm_model.py clean SPAN BAND CACHE DIRTY CACHED KEY VALUE...
                                               seconds to rewrite DIRTY
                                               drive-managed bands of BAND
@@ -89,6 +92,15 @@ class Model:
         """MB/s of back-to-back sequential I/O of NSECT at POS."""
         return nsect * 512 / self.service_ns(pos, pos, nsect) * 1000.0
 
+    def range_mbps(self, start, end, nsect):
+        """MB/s of sequential I/O of NSECT from START to END: the sum of
+        the charges, so the rate falling across the range counts as it
+        does on the device (the harmonic mean of the rates)."""
+        t = 0
+        for pos in range(start, end, nsect):
+            t += self.service_ns(pos, pos, min(nsect, end - pos))
+        return (end - start) * 512 / t * 1000.0
+
 
 CHUNK = 8192  # sectors the cleaner copies at a time (SMR_DM_CHUNK_SECTORS)
 
@@ -151,7 +163,7 @@ def parse_keys(words):
 
 
 def main(argv):
-    if len(argv) < 4 or argv[1] not in ("random", "seq", "clean"):
+    if len(argv) < 4 or argv[1] not in ("random", "seq", "range", "clean"):
         sys.stderr.write(__doc__)
         return 2
     span, bs = int(argv[2]), int(argv[3])
@@ -159,6 +171,9 @@ def main(argv):
         m = Model(parse_keys(argv[4:]), span)
         us = m.random_us(bs // 512)
         print("%.1f %.1f" % (us, 1e6 / us))
+    elif argv[1] == "range":
+        m = Model(parse_keys(argv[6:]), span)
+        print("%.2f" % m.range_mbps(int(argv[4]), int(argv[5]), bs // 512))
     elif argv[1] == "seq":
         m = Model(parse_keys(argv[5:]), span)
         print("%.2f" % m.seq_mbps(int(argv[4]), bs // 512))

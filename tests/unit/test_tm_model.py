@@ -57,6 +57,12 @@ class RateTest(unittest.TestCase):
         self.assertAlmostEqual(m.seq_mbps(SPAN - 1, 2048), 31.0, delta=0.1)
         self.assertAlmostEqual(m.seq_mbps(SPAN // 2, 2048), 48.0, delta=0.1)
 
+    def test_range_is_the_harmonic_mean(self):
+        # 65 -> 31 MB/s linearly: 1 / mean(1/rate) = 34 / ln(65/31)
+        import math
+        m = tm_model.Model(CMR, SPAN)
+        self.assertAlmostEqual(m.range_mbps(0, SPAN, 2048), 34 / math.log(65 / 31), delta=0.1)
+
     def test_random_4k_iops(self):
         # 8.5 ms seek + 4.17 ms half turn + ~0.09 ms transfer: ~78 IOPS
         us = tm_model.Model(CMR, SPAN).random_us(8)
