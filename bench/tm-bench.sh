@@ -73,18 +73,25 @@ for where in "outer 0 131072" "inner $end $((end + 131072))"; do
 	say "  sequential 1 MiB writes at the $1 edge: $(kib2mb "$got") MB/s; model $want MB/s; data sheet $([ "$1" = outer ] && echo 64.8 || echo 31.0) MB/s (zone $([ "$1" = outer ] && echo 0 || echo 29))"
 done
 read -r svc want < <($TM random $S 4096 $CMR)
-# Closing a device fio wrote makes udev probe it (blkid reads its start
-# and end): those reads take modelled time too. Let them finish first.
+# fio opens the device once to size it, and the close of a writable open
+# makes udev probe it: blkid reads its start and its end, here valid
+# blocks at both edges, and the drive serves those reads too (about 90
+# of them, 0.8 s of modelled time, in the middle of the measurement).
+# Hold udev's queue while measuring.
 udevadm settle 2> /dev/null
+udevadm control --stop-exec-queue 2> /dev/null
 dmsetup message tmb 0 clear_stats
+r0=$(awk '{ print $1 }' "/sys/block/$(basename "$(readlink -f $D)")/stat")
 qd4=$(fio_terse 49 --name=r --filename=$D --rw=randwrite --bs=4k --number_ios=600 \
 	--norandommap=1 --ioengine=libaio --iodepth=4 --randseed=11)
 st=$(dmsetup status tmb)
+r1=$(awk '{ print $1 }' "/sys/block/$(basename "$(readlink -f $D)")/stat")
+udevadm control --start-exec-queue 2> /dev/null
 qd1=$(fio_terse 49 --name=r --filename=$D --rw=randwrite --bs=4k --number_ios=200 \
 	--norandommap=1 --ioengine=psync --randseed=12)
 say "  random 4 KiB writes, depth 4: ${qd4%.*} IOPS; model ${want} IOPS (${svc} us each: 8.5 ms average seek + $(awk 'BEGIN { printf "%.2f", 30000 / 7200 }') ms half turn + transfer); data-sheet arithmetic $(awk 'BEGIN { printf "%.1f", 1000 / (8.5 + 30000 / 7200 + 0.09) }') IOPS"
 say "  random 4 KiB writes, depth 1: ${qd1%.*} IOPS (the host's turnaround between commands adds to each under QEMU)"
-say "  status after depth 4: model_busy_ms $(awk '{ print $14 }' <<< "$st") for 600 writes (model: $(awk -v s="$svc" 'BEGIN { printf "%.0f", 600 * s / 1000 }')), model_lag_ms $(awk '{ print $15 }' <<< "$st")"
+say "  status after depth 4: model_busy_ms $(awk '{ print $14 }' <<< "$st") for 600 writes (model: $(awk -v s="$svc" 'BEGIN { printf "%.0f", 600 * s / 1000 }') for uniform positions), model_lag_ms $(awk '{ print $15 }' <<< "$st"), reads by others meanwhile $((r1 - r0))"
 dm_remove tmb
 
 # ------------------------------------ 2. ST8000AS0002, drive-managed ---

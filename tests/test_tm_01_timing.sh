@@ -126,8 +126,9 @@ figure "sequential writes, MB/s" "$(cv_busy tm01)" "$(cv_lag tm01)" \
 
 # Random: 4 KiB writes over the whole device, four in flight (FIFO: the
 # model serves one at a time), against seek + half a turn + transfer.
-# udev probes the device after fio closes it (blkid reads valid blocks
-# at the start): those reads take modelled time; let them finish first.
+# fio's first open and close of the device makes udev probe it (blkid
+# reads its start and end); the drive serves those reads too, so they
+# are let finish first (and here the end holds no valid block).
 udevadm settle 2> /dev/null
 dmsetup message tm01 0 clear_stats
 read -r svc want < <($TM random $S 4096 $K)
