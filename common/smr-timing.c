@@ -148,6 +148,8 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t span,
 	tm->od_kbps = p->v[SMR_TM_OD] * 1000;
 	tm->id_kbps = p->v[SMR_TM_ID] * 1000;
 	spin_lock_init(&tm->lock);
+	INIT_LIST_HEAD(&tm->armed);
+	init_waitqueue_head(&tm->quiet_wait);
 	tm->busy_until = ktime_get_ns();
 	return tm;
 }
@@ -248,18 +250,40 @@ static enum hrtimer_restart smr_tm_fire(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/* Every armed timer runs this: off the armed list, then its job. */
+static enum hrtimer_restart smr_tm_timer(struct hrtimer *t)
+{
+	struct smr_tm_bio *tb = container_of(t, struct smr_tm_bio, timer);
+	enum hrtimer_restart (*fn)(struct hrtimer *) = tb->fn;
+	struct smr_tm *tm = tb->tm;
+	unsigned long flags;
+
+	spin_lock_irqsave(&tm->lock, flags);
+	list_del_init(&tb->node);	/* empty already if quiet took it */
+	spin_unlock_irqrestore(&tm->lock, flags);
+	return fn(t);
+}
+
 bool smr_tm_defer(struct smr_tm *tm, struct smr_tm_bio *tb,
 		  enum hrtimer_restart (*fn)(struct hrtimer *))
 {
 	u64 now = ktime_get_ns();
+	unsigned long flags;
 
-	if (now < tb->end && !READ_ONCE(tm->quiet)) {
-		smr_hrtimer_setup(&tb->timer, fn, CLOCK_MONOTONIC,
+	spin_lock_irqsave(&tm->lock, flags);
+	if (now < tb->end && !tm->quiet) {
+		/* Armed and listed together: smr_tm_set_quiet() sees both. */
+		tb->tm = tm;
+		tb->fn = fn;
+		list_add_tail(&tb->node, &tm->armed);
+		smr_hrtimer_setup(&tb->timer, smr_tm_timer, CLOCK_MONOTONIC,
 				  HRTIMER_MODE_ABS_SOFT);
 		hrtimer_start(&tb->timer, ns_to_ktime(tb->end),
 			      HRTIMER_MODE_ABS_SOFT);
+		spin_unlock_irqrestore(&tm->lock, flags);
 		return true;
 	}
+	spin_unlock_irqrestore(&tm->lock, flags);
 	if (tb->end && now > tb->end)
 		smr_tm_late(tm, now, tb->end);
 	return false;
@@ -277,10 +301,15 @@ static void smr_tm_clone_endio(struct bio *clone)
 {
 	struct smr_tm_bio *tb = clone->bi_private;
 	struct bio *bio = tb->bio;
+	blk_status_t sts = clone->bi_status;
 
-	if (clone->bi_status)
-		bio->bi_status = clone->bi_status;
 	bio_put(clone);
+	if (sts) {
+		/* A failure is not the drive's time: it ends now. */
+		bio->bi_status = sts;
+		bio_endio(bio);
+		return;
+	}
 	smr_tm_end_bio(tb->tm, tb, bio);
 }
 
@@ -304,22 +333,55 @@ void smr_tm_submit(struct smr_tm *tm, struct smr_tm_bio *tb, struct bio *bio,
 void smr_tm_wait(struct smr_tm *tm, u64 end)
 {
 	u64 now = ktime_get_ns();
-	ktime_t until = ns_to_ktime(end);
 
 	if (now >= end) {
 		if (now > end)
 			smr_tm_late(tm, now, end);
 		return;
 	}
-	if (READ_ONCE(tm->quiet))
-		return;
-	set_current_state(TASK_UNINTERRUPTIBLE);
-	schedule_hrtimeout(&until, HRTIMER_MODE_ABS);
+	/* Until @end, or until suspending makes the model quiet. */
+	wait_event_hrtimeout(tm->quiet_wait, READ_ONCE(tm->quiet),
+			     ns_to_ktime(end - now));
 }
 
 void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 {
+	struct smr_tm_bio *tb;
+	unsigned long flags;
+	u64 now;
+
+	spin_lock_irqsave(&tm->lock, flags);
 	WRITE_ONCE(tm->quiet, quiet);
+	if (!quiet) {
+		now = ktime_get_ns();
+		tm->busy_until = min(tm->busy_until, now);
+		spin_unlock_irqrestore(&tm->lock, flags);
+		return;
+	}
+	spin_unlock_irqrestore(&tm->lock, flags);
+	wake_up_all(&tm->quiet_wait);
+
+	/*
+	 * One timer per lock hold (no scan with interrupts off). Nothing is
+	 * armed any more (quiet is set under the lock), so the list drains.
+	 * A timer cancelled here is ours to complete; one whose callback
+	 * already runs completes itself (it finds its node unlinked).
+	 */
+	for (;;) {
+		spin_lock_irqsave(&tm->lock, flags);
+		tb = list_first_entry_or_null(&tm->armed, struct smr_tm_bio,
+					      node);
+		if (!tb) {
+			spin_unlock_irqrestore(&tm->lock, flags);
+			break;
+		}
+		list_del_init(&tb->node);
+		if (hrtimer_try_to_cancel(&tb->timer) != 1)
+			tb = NULL;
+		spin_unlock_irqrestore(&tm->lock, flags);
+		if (tb)
+			tb->fn(&tb->timer);
+	}
 }
 
 void smr_tm_get_stats(struct smr_tm *tm, struct smr_tm_stats *st)

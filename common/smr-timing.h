@@ -33,8 +33,10 @@
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/hrtimer.h>
+#include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 /* The keys, in the order the table line prints them back. */
 enum smr_tm_key {
@@ -80,6 +82,8 @@ struct smr_tm {
 	u64 busy_until;		/* ktime_get_ns() at which the actuator is free */
 	sector_t head;		/* where the last I/O ended */
 	bool quiet;		/* suspending: nothing waits for the model */
+	struct list_head armed;	/* smr_tm_bio timers pending, under lock */
+	wait_queue_head_t quiet_wait;	/* smr_tm_wait() sleepers */
 	struct smr_tm_stats st;
 };
 
@@ -89,6 +93,8 @@ struct smr_tm {
  */
 struct smr_tm_bio {
 	struct hrtimer timer;
+	struct list_head node;	/* in tm->armed while the timer is */
+	enum hrtimer_restart (*fn)(struct hrtimer *);	/* what it calls */
 	struct smr_tm *tm;
 	struct bio *bio;
 	u64 end;		/* modelled completion, ktime_get_ns() */
@@ -164,7 +170,13 @@ void smr_tm_submit(struct smr_tm *tm, struct smr_tm_bio *tb, struct bio *bio,
  */
 void smr_tm_wait(struct smr_tm *tm, u64 end);
 
-/* Suspending (on) or live again (off): while on, nothing waits. */
+/*
+ * Suspending (on): from now nothing waits for the model; pending timers
+ * are cancelled and their completions run now, sleepers in smr_tm_wait()
+ * wake. Live again (off): the backlog charged meanwhile is dropped, so
+ * the first I/O after a resume does not wait for time nobody waited.
+ * Process context.
+ */
 void smr_tm_set_quiet(struct smr_tm *tm, bool quiet);
 
 void smr_tm_get_stats(struct smr_tm *tm, struct smr_tm_stats *st);
