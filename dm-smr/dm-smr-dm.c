@@ -703,12 +703,13 @@ void smr_dm_free(struct smr_target *sc)
 
 	if (!dm)
 		return;
-	smr_tm_destroy(sc->tm);
-	sc->tm = NULL;
 	if (dm->clean_wq) {
 		cancel_delayed_work_sync(&dm->clean_dwork);
 		destroy_workqueue(dm->clean_wq);
 	}
+	/* After the cleaner, which charges it. */
+	smr_tm_destroy(sc->tm);
+	sc->tm = NULL;
 	/* Nothing in flight by now: no write waits for memory. */
 	cancel_delayed_work_sync(&dm->nomem_dwork);
 	if (dm->bands) {

@@ -155,7 +155,6 @@ static void smr_hm_io_done(struct bio *clone)
 	struct bio *orig = io->orig;
 	struct smr_hm_io *pos, *next;
 	unsigned long flags;
-	bool kick = false;
 	LIST_HEAD(done);
 
 	if (io->kind != SMR_IO_SEQ_WRITE) {
@@ -170,11 +169,13 @@ static void smr_hm_io_done(struct bio *clone)
 	io->done = true;
 	io->status = sts;
 	smr_zone_retire(sc, io->zone, &done);
-	kick = !bio_list_empty(&sc->reset_wait);
-	spin_unlock_irqrestore(&sc->lock, flags);
-	/* Before any bio ends: the engine lives while one is in flight. */
-	if (kick)
+	/*
+	 * Under the lock: once it is dropped another completion may retire
+	 * and end this write, and the engine may go with the last bio.
+	 */
+	if (!bio_list_empty(&sc->reset_wait))
 		queue_work(sc->wq, &sc->commit_work);
+	spin_unlock_irqrestore(&sc->lock, flags);
 
 	list_for_each_entry_safe(pos, next, &done, node) {
 		struct bio *bio = pos->orig;
@@ -227,7 +228,8 @@ static void smr_hm_issue(struct smr_hm_io *io, sector_t bsector,
 {
 	struct bio *clone = &io->clone;
 
-	if (io->sc->tm)
+	/* Sequential writes were charged in write pointer order already. */
+	if (io->sc->tm && !io->tb.end)
 		io->tb.end = smr_tm_charge(io->sc->tm, pos, bio_sectors(clone),
 					   NULL);
 	clone->bi_iter.bi_sector = bsector;
@@ -249,6 +251,7 @@ static struct smr_hm_io *smr_hm_clone(struct smr_target *sc, struct bio *bio,
 	io->fua = false;
 	io->orphan = false;
 	io->status = BLK_STS_OK;
+	io->tb.end = 0;
 	return io;
 }
 
@@ -294,6 +297,10 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	io->gen = z->gen;
 	io->fua = bio->bi_opf & REQ_FUA;
 	list_add_tail(&io->node, &z->fifo);
+	/* Charged in write pointer order, as a drive takes a zone's writes. */
+	if (sc->tm)
+		io->tb.end = smr_tm_charge(sc->tm, smr_zone_start(sc, zno) + off,
+					   nr, NULL);
 	z->wp += nr;
 	if (z->wp == sc->zone_capacity)
 		smr_cond_enter(sc, z, BLK_ZONE_COND_FULL);

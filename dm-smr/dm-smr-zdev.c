@@ -202,7 +202,9 @@ static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_target *tsc)
 		sc->nr_conv == tsc->nr_conv &&
 		sc->eff_max_open == tsc->eff_max_open &&
 		sc->eff_max_active == tsc->eff_max_active &&
-		!memcmp(&sc->tm_params, &tsc->tm_params, sizeof(sc->tm_params));
+		/* The same model, whether a default was written out or not. */
+		!sc->tm_params.given == !tsc->tm_params.given &&
+		!memcmp(sc->tm_params.v, tsc->tm_params.v, sizeof(sc->tm_params.v));
 }
 
 static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
