@@ -137,6 +137,38 @@ got=$(fio_terse 49 --name=rnd --filename=$D --rw=randwrite --bs=4k \
 busy=$(cv_busy tm01)
 lag=$(cv_lag tm01)
 figure "random 4 KiB writes, IOPS" "$busy" "$lag" "${got%.*}" "${want%.*}" 10
+
+# Suspend with a deep modelled backlog: 512 writes queued behind the
+# model (about 6.5 s of it). Suspending ends them at once instead of
+# waiting the backlog out, and after the resume the next write does not
+# wait for time nobody waited.
+fio --name=deep --filename=$D --rw=randwrite --bs=4k --norandommap=1 --randseed=9 \
+	--direct=1 --ioengine=libaio --iodepth=512 --iodepth_batch_submit=512 \
+	--number_ios=512 --output=/dev/null &
+fpid=$!
+sleep 2
+s0=$(date +%s%N)
+dmsetup suspend tm01
+s1=$(date +%s%N)
+wait "$fpid"
+assert_eq "the 512 writes completed across the suspend" 0 "$?"
+dmsetup resume tm01
+ms=$(( (s1 - s0) / 1000000 ))
+if [ "$ms" -lt 2500 ]; then
+	ok "suspend with 512 writes queued behind the model took $ms ms (not the backlog)"
+else
+	not_ok "suspend with 512 writes queued behind the model" "took $ms ms: it waited for the modelled backlog"
+fi
+udevadm settle 2> /dev/null
+w0=$(date +%s%N)
+dd if=/dev/zero of=$D bs=4k count=1 seek=7 oflag=direct status=none
+w1=$(date +%s%N)
+ms=$(( (w1 - w0) / 1000000 ))
+if [ "$ms" -lt 1500 ]; then
+	ok "after the resume one write takes $ms ms (the backlog was dropped)"
+else
+	not_ok "after the resume one write" "took $ms ms: it waited for a backlog charged while suspended"
+fi
 # 240 writes of the modelled mean service time each: the model charged
 # what its arithmetic says, however fast the host.
 within "status: modelled busy time, ms" "$busy" \
