@@ -124,10 +124,10 @@ assert_eq "the reloaded table is the same" "$t" "$(dmsetup table tm01)"
 # Sequential: 1 MiB writes, two in flight so the drive never waits for
 # the host; 64 MiB at the start, where the media rate is near od_mbps.
 want=$($TM range $S 1048576 0 131072 $K)
-got=$(fio_terse 48 --name=seq --filename=$D --rw=write --bs=1M --size=64M \
-	--ioengine=libaio --iodepth=2)
+read -r got rt < <(fio_terse '48 " " $50' --name=seq --filename=$D --rw=write --bs=1M \
+	--size=64M --ioengine=libaio --iodepth=2)
 figure "sequential writes, MB/s" "$(cv_busy tm01)" "$(cv_lag tm01)" \
-	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" 10
+	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" 10 "$rt"
 
 # Random: 4 KiB writes over the whole device, four in flight (FIFO: the
 # model serves one at a time), against seek + half a turn + transfer.
@@ -220,11 +220,11 @@ case $t in
 *) not_ok "host-managed: the table line prints the timing group back" "got: $t" ;;
 esac
 want=$($TM range $HS 1048576 0 $HS $K)
-got=$(fio_terse 48 --name=zw --filename=$D --zonemode=zbd --rw=write --bs=1M \
-	--size=256M --ioengine=libaio --iodepth=2)
+read -r got rt < <(fio_terse '48 " " $50' --name=zw --filename=$D --zonemode=zbd \
+	--rw=write --bs=1M --size=256M --ioengine=libaio --iodepth=2)
 hb=$(field tm01 26) hl=$(field tm01 27)
 figure "host-managed: zones written in order, MB/s" "$hb" "$hl" \
-	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" 10
+	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" 10 "$rt"
 udevadm settle 2> /dev/null
 dmsetup message tm01 0 clear_stats
 read -r svc want < <($TM random $HS 4096 $K)
