@@ -49,12 +49,12 @@ within() {
 kept_up() { [ "$2" -le $(($1 / 10)) ]; }
 # figure DESC BUSY LAG GOT WANT PCT [RUNTIME]: within(), or a skip when
 # the backing fell behind, or when the host did not keep the modelled
-# drive busy for 85 % of fio's RUNTIME (ms): a slow host submits too
+# drive busy for 92 % of fio's RUNTIME (ms): a slow host submits too
 # late, and the drive idles between commands.
 figure() {
 	if ! kept_up "$2" "$3"; then
 		skip "$1" "the backing fell behind the model by $3 ms of $2 ms busy: the figures are the host's ($4, model $5)"
-	elif [ -n "${7:-}" ] && [ $(($2 * 100)) -lt $(($7 * 85)) ]; then
+	elif [ -n "${7:-}" ] && [ $(($2 * 100)) -lt $(($7 * 92)) ]; then
 		skip "$1" "the host kept the modelled drive busy $2 ms of fio's $7 ms: the figures are the host's ($4, model $5)"
 	else
 		within "$1" "$4" "$5" "$6"
