@@ -69,7 +69,7 @@ int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 
 	memset(p, 0, sizeof(*p));
 	if (!smr_tm_next(as))
-		return 0;
+		goto end;
 	dm_consume_args(as, 1);
 	ret = dm_read_arg_group(&count, as, &argc, error);
 	if (ret)
@@ -112,6 +112,11 @@ int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 	if (p->v[SMR_TM_T2T] > p->v[SMR_TM_AVG] ||
 	    p->v[SMR_TM_AVG] > p->v[SMR_TM_FULL]) {
 		*error = "timing: seeks must satisfy seek_t2t_us <= seek_avg_us <= seek_full_us";
+		return -EINVAL;
+	}
+end:
+	if (as->argc) {
+		*error = "Too many arguments";
 		return -EINVAL;
 	}
 	return 0;

@@ -55,6 +55,9 @@ enum smr_tm_key {
 
 /* Keys a target may leave out; the others are required. */
 #define SMR_TM_OPTIONAL		(BIT(SMR_TM_OVERHEAD) | BIT(SMR_TM_CACHE_AT))
+/* The keys a model takes: all of them, or all but the cache position. */
+#define SMR_TM_KEYS_ALL		(BIT(SMR_TM_NR_KEYS) - 1)
+#define SMR_TM_KEYS_NO_CACHE	(SMR_TM_KEYS_ALL & ~BIT(SMR_TM_CACHE_AT))
 
 struct smr_tm_params {
 	u32 v[SMR_TM_NR_KEYS];
@@ -101,9 +104,10 @@ struct smr_tm_bio {
 };
 
 /*
- * If the next word of @as is "timing", read its group into @p (keys
- * outside @allowed are refused). Returns 0 (p->given is 0 without a
- * group), or -EINVAL with *@error set.
+ * The end of a table line: if the next word of @as is "timing", read its
+ * group into @p (keys outside @allowed are refused); then no word may be
+ * left. Returns 0 (p->given is 0 without a group), or -EINVAL with
+ * *@error set.
  */
 int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 		 struct smr_tm_params *p, char **error);

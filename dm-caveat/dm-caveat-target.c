@@ -72,16 +72,7 @@ static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as,
 		sc->zero_reads = v[2];
 	sc->scramble = given & CV_OPT_SCRAMBLE;
 	sc->format = given & CV_OPT_FORMAT;
-	/* The timing model, without drive-managed mode's cache position. */
-	ret = smr_tm_parse(as, (BIT(SMR_TM_NR_KEYS) - 1) & ~BIT(SMR_TM_CACHE_AT),
-			   tp, &sc->ti->error);
-	if (ret)
-		return ret;
-	if (as->argc) {
-		sc->ti->error = "Too many arguments";
-		return -EINVAL;
-	}
-	return 0;
+	return smr_tm_parse(as, SMR_TM_KEYS_NO_CACHE, tp, &sc->ti->error);
 }
 
 static int cv_check_geometry(struct cv_target *sc)

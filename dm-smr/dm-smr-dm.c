@@ -485,14 +485,7 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 	if (given & SMR_DM_OPT_BYPASS)
 		dm->seq_bypass = v[3];
 	sc->format = given & SMR_DM_OPT_FORMAT;
-	ret = smr_tm_parse(as, BIT(SMR_TM_NR_KEYS) - 1, tp, &sc->ti->error);
-	if (ret)
-		return ret;
-	if (as->argc) {
-		sc->ti->error = "Too many arguments";
-		return -EINVAL;
-	}
-	return 0;
+	return smr_tm_parse(as, SMR_TM_KEYS_ALL, tp, &sc->ti->error);
 }
 
 /* The timing model, if the table gave one: the cache at cache_at. */

@@ -66,14 +66,10 @@ static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
 	if (ret)
 		return ret;
 	/* The timing model, without drive-managed mode's cache position. */
-	ret = smr_tm_parse(as, (BIT(SMR_TM_NR_KEYS) - 1) & ~BIT(SMR_TM_CACHE_AT),
-			   &sc->tm_params, &sc->ti->error);
+	ret = smr_tm_parse(as, SMR_TM_KEYS_NO_CACHE, &sc->tm_params,
+			   &sc->ti->error);
 	if (ret)
 		return ret;
-	if (as->argc) {
-		sc->ti->error = "Too many arguments";
-		return -EINVAL;
-	}
 	sc->opt_mask = given & ~SMR_OPT_FORMAT;
 	if (given & SMR_OPT_CONV)
 		sc->nr_conv = v[0];
