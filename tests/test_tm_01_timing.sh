@@ -15,6 +15,7 @@
 #     collapse of 10x or more, and cleaning that takes the modelled time;
 #   - suspend and resume under modelled I/O lose nothing and hang nothing.
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/lib/dm.sh"
 _prep_test "timing: the emulated drive takes the modelled time"
 require_cmd python3 dmsetup fio awk
 require_target caveat
@@ -254,19 +255,25 @@ check "remove" dm_remove tm01
 # ----------------------------------------- drive-managed: the collapse ---
 # 16 MiB bands, an 8 MiB cache at the outer edge, random 4 KiB writes
 # over 512 MiB: a few seconds of cache appends, then each write waits for
-# band rewrites.
-DMT="0 $((512 * 2048)) smr $nb drive-managed 32768 5 cache_sectors 16384 idle_ms 500 format timing 14 $K cache_at 0"
+# band rewrites (foreground cleaning; idle cleaning would start only after
+# a minute without writes).
+DMT="0 $((512 * 2048)) smr $nb drive-managed 32768 5 cache_sectors 16384 idle_ms 60000 format timing 14 $K cache_at 0"
 check "create a drive-managed device with timing" dm_create tm01 "$DMT"
-# dm status: 3 words of dm's, "drive-managed", 26 fields (clean_ms_bg and
-# clean_ms_fg are words 18 and 19), then model_busy_ms model_clean_ms
-# model_lag_ms (31 to 33).
 log=$T_WORK/tm01-iops
 fio --name=dm --filename=$D --rw=randwrite --bs=4k --runtime=16 --time_based \
 	--direct=1 --ioengine=libaio --iodepth=4 --norandommap=1 --randseed=3 \
 	--write_iops_log="$log" --log_avg_msec=1000 --output=/dev/null
-st=$(dmsetup status tm01)
-diag "status: $st"
-read -r cms_bg cms_fg mbusy mclean mlag < <(awk '{ print $18, $19, $31, $32, $33 }' <<< "$st")
+# The band being cleaned when fio stopped is finished first: its modelled
+# time is counted as it is charged, its wall clock when it ends. One
+# status line has both, taken while no band is in progress.
+for i in $(seq 600); do
+	dms_load tm01 && [ "${DMS[state]}" = idle ] && break
+	sleep 0.2
+done
+diag "status: $(dmsetup status tm01)"
+cms_bg=${DMS[clean_ms_bg]} cms_fg=${DMS[clean_ms_fg]} mbusy=${DMS[model_busy_ms]}
+mclean=${DMS[model_clean_ms]} mlag=${DMS[model_lag_ms]}
+assert_eq "drive-managed: the band in progress ends" idle "${DMS[state]}"
 if ! kept_up "$mbusy" "$mlag"; then
 	skip "drive-managed: a collapse of 10x or more" "the backing fell behind the model by $mlag ms of $mbusy ms busy: the figures are the host's"
 elif [ -f "${log}_iops.1.log" ]; then
