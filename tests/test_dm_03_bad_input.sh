@@ -1,6 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 360
+# SLOW: 1
+# (The checks are the target's own, the same on every kernel: make check
+# runs this on the first kernel only; hm_03 and cv_02 run everywhere.)
 #
 # Drive-managed dm-smr: bad input is refused cleanly. Every malformed
 # table line fails with its own error in the kernel log (and no kernel

@@ -1,6 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 400
+# SLOW: 1
+# (Our tracepoints do not depend on the kernel, and bpftrace starts slowly
+# under TCG: make check runs this on the first kernel only.)
 #
 # Tracepoints: "trace-cmd record -e dm_smr -e dm_caveat" around a small
 # workload on one device of each model captures every event
