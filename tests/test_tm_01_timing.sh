@@ -150,11 +150,12 @@ figure "random 4 KiB writes, IOPS" "$busy" "$lag" "${got%.*}" "${want%.*}" 10 "$
 # (a debug kernel ending the bios one by one takes a second or two).
 # Suspending ends them at once instead of waiting the backlog out, and
 # after the resume the next write does not wait for time nobody waited.
+KSLOW="$K overhead_us 100000"
 check "reload with 100 ms of overhead per I/O" \
-	dmsetup reload tm01 --table "$CV 1 format timing 14 $K overhead_us 100000"
+	dmsetup reload tm01 --table "$CV 1 format timing 14 $KSLOW"
 check "resume it" dmsetup resume tm01
 # What a suspend costs here without a backlog (a commit; slow on a
-# debug kernel), and one write (dd's start, and 112 ms of the model).
+# debug kernel), and one write (dd's start, and the model's time).
 s0=$(date +%s%N)
 dmsetup suspend tm01
 s1=$(date +%s%N)
@@ -185,8 +186,8 @@ dmsetup resume tm01
 wait "$fpid"
 assert_eq "the 512 writes completed across the suspend" 0 "$?"
 ms=$(( (s1 - s0) / 1000000 ))
-# The backlog the suspend did not wait for, at 112 ms a write.
-backlog=$((queued * 112))
+# The backlog the suspend did not wait for, at the model's mean per write.
+backlog=$($TM random $S 4096 $KSLOW | awk -v n="$queued" '{ printf "%d", n * int($1 / 1000) }')
 if [ "$queued" -lt 128 ]; then
 	not_ok "suspend with writes queued behind the model" "only $queued writes were queued"
 elif [ "$ms" -lt $((base + backlog / 4)) ]; then
@@ -212,8 +213,12 @@ check "remove" dm_remove tm01
 
 # ------------------------------------------------------ timing off ---
 check "the same device without timing" dm_create tm01 "$CV 1 format"
-got=$(fio_terse 49 --name=rnd --filename=$D --rw=randwrite --bs=4k \
-	--number_ios=2000 --norandommap=1 --randseed=7 --ioengine=libaio --iodepth=4)
+# rnd_iops DEV: random 4 KiB write IOPS, four in flight.
+rnd_iops() {
+	fio_terse 49 --name=rnd --filename="$1" --rw=randwrite --bs=4k \
+		--number_ios=2000 --norandommap=1 --randseed=7 --ioengine=libaio --iodepth=4
+}
+got=$(rnd_iops $D)
 # Twice the model's rate, or, on a host too slow for that (a debug
 # kernel with another VM on the cores), half of what dm-linear does over
 # the same null_blk with the same fio.
@@ -221,8 +226,7 @@ if awk -v g="$got" -v w="$want" 'BEGIN { exit !(g > 2 * w) }'; then
 	ok "without timing nothing waits: ${got%.*} IOPS (the model's: ${want%.*})"
 else
 	dm_create tm01lin "0 $S linear $nb 0"
-	lin=$(fio_terse 49 --name=rnd --filename=/dev/mapper/tm01lin --rw=randwrite --bs=4k \
-		--number_ios=2000 --norandommap=1 --randseed=7 --ioengine=libaio --iodepth=4)
+	lin=$(rnd_iops /dev/mapper/tm01lin)
 	dm_remove tm01lin
 	if awk -v g="$got" -v l="$lin" 'BEGIN { exit !(g >= l / 2) }'; then
 		ok "without timing nothing waits: ${got%.*} IOPS, dm-linear ${lin%.*} (a slow host: the model's ${want%.*})"
@@ -287,10 +291,7 @@ fio --name=dm --filename=$D --rw=randwrite --bs=4k --runtime=16 --time_based \
 # The band being cleaned when fio stopped is finished first: its modelled
 # time is counted as it is charged, its wall clock when it ends. One
 # status line has both, taken while no band is in progress.
-for i in $(seq 600); do
-	dms_load tm01 && [ "${DMS[state]}" = idle ] && break
-	sleep 0.2
-done
+dms_wait_state tm01 idle 180
 diag "status: $(dmsetup status tm01)"
 cms_bg=${DMS[clean_ms_bg]} cms_fg=${DMS[clean_ms_fg]} mbusy=${DMS[model_busy_ms]}
 mclean=${DMS[model_clean_ms]} mlag=${DMS[model_lag_ms]}
