@@ -262,10 +262,12 @@ void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 /* ------------------------------------------------------------------ */
 
 /*
- * Every band holding slots is in two structures, both kept as its slot
+ * Every band holding slots is in three structures, all kept as its slot
  * count changes (under sc->lock): dm->dirty_list in (first_seq, band)
- * order, which is fifo's, and a binary max-heap by (slots, -band), which
- * is greedy's. A pick is then O(1), an update O(log bands).
+ * order, which is fifo's; a binary max-heap by (slots, -band), which is
+ * greedy's; and cost-benefit's buckets (below). A pick is then O(1) for
+ * fifo and greedy and O(SMR_CB_BUCKETS) for cost-benefit, an update
+ * O(log bands).
  */
 static bool smr_heap_before(struct smr_dm *dm, u32 a, u32 b)
 {
@@ -338,6 +340,35 @@ static void smr_heap_fix(struct smr_dm *dm, u32 band)
 }
 
 /*
+ * Cost-benefit's buckets: rbtrees of the bands holding 2^k to 2^(k+1) - 1
+ * slots, by (first_seq, band), so that each bucket's oldest band is its
+ * leftmost. A band changes bucket only when its slot count crosses a
+ * power of two.
+ */
+static bool smr_cb_less(struct rb_node *a, const struct rb_node *b)
+{
+	const struct smr_band *x = rb_entry(a, struct smr_band, cb_node);
+	const struct smr_band *y = rb_entry(b, struct smr_band, cb_node);
+
+	if (x->first_seq != y->first_seq)
+		return x->first_seq < y->first_seq;
+	return x < y;
+}
+
+static void smr_cb_fix(struct smr_dm *dm, struct smr_band *b)
+{
+	u32 bucket = b->slots ? fls(b->slots) : 0;
+
+	if (bucket == b->cb_bucket)
+		return;
+	if (b->cb_bucket)
+		rb_erase_cached(&b->cb_node, &dm->cb[b->cb_bucket - 1]);
+	if (bucket)
+		rb_add_cached(&b->cb_node, &dm->cb[bucket - 1], smr_cb_less);
+	b->cb_bucket = bucket;
+}
+
+/*
  * Into the fifo list: a band that gains its first slot has the newest
  * first_seq, so this walks back only past bands of the same first_seq
  * and a higher number (writes allocated before the last was indexed).
@@ -376,6 +407,8 @@ void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 	}
 	b->slots += n;
 	smr_heap_fix(dm, band);
+	if (!dm->loading)
+		smr_cb_fix(dm, b);
 }
 
 /* Band @band gave back @n slots (already unlinked and freed). */
@@ -389,6 +422,7 @@ void smr_band_lose(struct smr_dm *dm, u32 band, u32 n)
 		list_del_init(&b->dirty_node);
 	}
 	smr_heap_fix(dm, band);
+	smr_cb_fix(dm, b);
 }
 
 static int smr_fifo_cmp(void *priv, const struct list_head *a,
@@ -402,10 +436,21 @@ static int smr_fifo_cmp(void *priv, const struct list_head *a,
 	return x < y ? -1 : 1;
 }
 
-/* After a load set every band's first_seq: sort the fifo list once. */
+/*
+ * After a load set every band's first_seq (dm->loading: the buckets, keyed
+ * by it, were left empty meanwhile): sort the fifo list once and fill the
+ * buckets from it. No lock: the device is suspended, the cleaner stopped.
+ */
 void smr_dm_order_bands(struct smr_dm *dm)
 {
+	struct smr_band *b;
+
 	list_sort(NULL, &dm->dirty_list, smr_fifo_cmp);
+	list_for_each_entry(b, &dm->dirty_list, dirty_node) {
+		smr_cb_fix(dm, b);
+		cond_resched();
+	}
+	dm->loading = false;
 }
 
 /*

@@ -38,43 +38,38 @@ static u32 smr_greedy_pick(struct smr_dm *dm)
 }
 
 /*
- * cost-benefit: slots freed, times how long they have been cold. Every
- * band's score moves as the sequence advances, so no order can be kept:
- * the scan looks at every band, without the lock and with interrupts on,
- * yielding the CPU as it goes; pick() takes its choice if that band still
- * holds slots (a race with a cleaning or a load), else the oldest band.
+ * cost-benefit: the most slots freed times how long they have been cold
+ * (slots x age, age counted in cache writes since the band's oldest
+ * slot). Every score moves with every write, so no order by score can be
+ * kept; the bands are kept instead in buckets by slot count, powers of
+ * two, each oldest first (dm-smr-dm-cache.c). The oldest band of a bucket
+ * has the highest age there and at least half the slots of any other, so
+ * the best of the buckets' oldest bands scores at least half the best
+ * score of all: a pick looks at SMR_CB_BUCKETS bands, whatever the size.
+ * Ties go to the lower band number.
  */
-static void smr_cost_benefit_scan(struct smr_dm *dm)
+static u32 smr_cost_benefit_pick(struct smr_dm *dm)
 {
-	u64 now = READ_ONCE(dm->next_seq), best_score = 0, first, score;
-	u32 best = SMR_BAND_NONE, i, slots;
+	u64 now = dm->next_seq, best_score = 0, score;
+	u32 best = SMR_BAND_NONE, k;
 
-	for (i = 0; i < dm->nr_bands; i++) {
-		struct smr_band *b = &dm->bands[i];
+	for (k = 0; k < SMR_CB_BUCKETS; k++) {
+		struct rb_node *n = rb_first_cached(&dm->cb[k]);
+		struct smr_band *b;
+		u32 band;
 
-		if (!(i & 4095))
-			cond_resched();
-		slots = READ_ONCE(b->slots);
-		if (!slots)
+		if (!n)
 			continue;
-		first = READ_ONCE(b->first_seq);
-		score = (u64)slots * (now > first ? now - first : 0);
-		if (best == SMR_BAND_NONE || score > best_score) {
-			best = i;
+		b = rb_entry(n, struct smr_band, cb_node);
+		band = b - dm->bands;
+		score = (u64)b->slots * (now > b->first_seq ? now - b->first_seq : 0);
+		if (best == SMR_BAND_NONE || score > best_score ||
+		    (score == best_score && band < best)) {
+			best = band;
 			best_score = score;
 		}
 	}
-	WRITE_ONCE(dm->hint, best);
-}
-
-static u32 smr_cost_benefit_pick(struct smr_dm *dm)
-{
-	u32 band = dm->hint;
-
-	dm->hint = SMR_BAND_NONE;
-	if (band != SMR_BAND_NONE && dm->bands[band].slots)
-		return band;
-	return smr_fifo_pick(dm);
+	return best;
 }
 
 /* By enum smr_dm_policy: dm->policy indexes it. */
@@ -90,7 +85,6 @@ const struct smr_clean_policy smr_clean_policies[] = {
 	[SMR_POLICY_COST_BENEFIT] = {
 		.name = "cost-benefit",
 		.pick = smr_cost_benefit_pick,
-		.scan = smr_cost_benefit_scan,
 	},
 };
 
@@ -119,8 +113,8 @@ void smr_dm_clean_work(struct work_struct *work)
 	struct smr_target *sc = dm->sc;
 	const struct smr_clean_policy *policy;
 	enum smr_clean_reason reason;
-	bool cleaned_idle = false, scanned = false;
-	u64 since = 0;
+	bool cleaned_idle = false;
+	u64 since = 0, t, pick_ns;
 	u32 band;
 	int ret;
 
@@ -162,15 +156,9 @@ void smr_dm_clean_work(struct work_struct *work)
 			break;
 		}
 		policy = &smr_clean_policies[dm->policy];
-		if (policy->scan && !scanned) {
-			/* Look at every band with interrupts on, then decide. */
-			spin_unlock_irq(&sc->lock);
-			policy->scan(dm);
-			scanned = true;
-			continue;
-		}
-		scanned = false;
+		t = ktime_get_ns();
 		band = policy->pick(dm);
+		pick_ns = ktime_get_ns() - t;
 		if (band == SMR_BAND_NONE) {
 			/* Nothing left to clean: let any parked write retry. */
 			dm->fg_wanted = false;
@@ -184,7 +172,7 @@ void smr_dm_clean_work(struct work_struct *work)
 			dm->fg_wanted = false;	/* the worker asks again */
 		spin_unlock_irq(&sc->lock);
 
-		ret = smr_dm_clean_band(sc, band, reason);
+		ret = smr_dm_clean_band(sc, band, reason, pick_ns);
 		if (ret && ret != -EAGAIN)
 			break;
 		if (!ret && reason != SMR_CLEAN_FOREGROUND)

@@ -135,12 +135,14 @@ void smr_dm_drop_index(struct smr_dm *dm)
 		b->first_seq = 0;
 		b->slot_head = SMR_SLOT_FREE;
 		b->heap_pos = SMR_BAND_NONE;
+		b->cb_bucket = 0;
 		INIT_LIST_HEAD(&b->dirty_node);
 		atomic_set(&b->readers, 0);
 	}
 	INIT_LIST_HEAD(&dm->dirty_list);
 	dm->heap_len = 0;
-	dm->hint = SMR_BAND_NONE;
+	for (i = 0; i < SMR_CB_BUCKETS; i++)
+		dm->cb[i] = RB_ROOT_CACHED;
 	dm->index_bytes = 0;
 	dm->nr_ext = dm->live = dm->used = dm->dirty_bands = 0;
 	dm->cursor = 0;

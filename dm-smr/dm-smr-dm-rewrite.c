@@ -303,7 +303,7 @@ static int smr_dm_clean_commit(struct smr_target *sc)
  * I/O before anything but the spare band was written.
  */
 int smr_dm_clean_band(struct smr_target *sc, u32 band,
-		      enum smr_clean_reason reason)
+		      enum smr_clean_reason reason, u64 pick_ns)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_band *b = &dm->bands[band];
@@ -321,7 +321,7 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 		SMR_DM_CLEAN_MANUAL;
 	spin_unlock_irq(&sc->lock);
 	smr_nl_clean_start(sc, band, reason);
-	trace_smr_clean_start(sc->label, band, reason);
+	trace_smr_clean_start(sc->label, band, reason, pick_ns);
 
 	/* Writes to the band admitted before the flag finish first. */
 	wait_event(dm->wait, READ_ONCE(b->writers) == 0);
@@ -465,6 +465,7 @@ static int smr_dm_rebuild(struct smr_target *sc)
 	int ret = 0;
 
 	smr_dm_drop_index(dm);
+	dm->loading = true;
 	for (i = 0; i < dm->nr_bands; i++)
 		max_seq = max(max_seq, dm->bands[i].clean_seq);
 	max_seq = max(max_seq, dm->intent_seq);

@@ -19,6 +19,8 @@
 
 #include <linux/atomic.h>
 #include <linux/bio.h>
+#include <linux/math64.h>
+#include <linux/rbtree.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -67,7 +69,8 @@ struct smr_band {
 	u64 first_seq;		/* oldest slot held */
 	u64 clean_seq;		/* persisted: older slots of this band are dead */
 	atomic_t readers;	/* reads in flight from its cache slots */
-	u32 flags;
+	u16 flags;
+	u16 cb_bucket;		/* in dm->cb[cb_bucket - 1], or 0 */
 	/*
 	 * The slots it holds, linked through dm->slot_next (SMR_SLOT_FREE
 	 * ends the list): freeing them after a cleaning walks this band's
@@ -76,7 +79,15 @@ struct smr_band {
 	u32 slot_head;
 	u32 heap_pos;		/* in dm->heap, or SMR_BAND_NONE */
 	struct list_head dirty_node;	/* in dm->dirty_list while slots > 0 */
+	struct rb_node cb_node;		/* in dm->cb[] while slots > 0 */
 };
+
+/*
+ * Cost-benefit's buckets: a band holding s slots is in bucket fls(s) - 1
+ * (s from 2^k to 2^(k+1) - 1 in bucket k), each ordered by (first_seq,
+ * band). Slot counts are u32: 32 buckets.
+ */
+#define SMR_CB_BUCKETS		32
 
 struct smr_dm_stats {
 	u64 rmw[4];		/* by enum smr_clean_reason */
@@ -125,7 +136,8 @@ struct smr_dm {
 	/* Bands holding slots in a max-heap by (slots, -band): greedy's. */
 	u32 *heap;
 	u32 heap_len;
-	u32 hint;		/* a scan's pick (cost-benefit), checked under lock */
+	/* Bands holding slots by slot count bucket, oldest first: cost-benefit's. */
+	struct rb_root_cached cb[SMR_CB_BUCKETS];
 	u32 cursor;
 	u32 used;
 	u32 live;
@@ -138,6 +150,7 @@ struct smr_dm {
 	u64 intent_seq;
 	bool failed;		/* an unrecoverable cleaning error */
 	bool loaded;		/* state read from disk by a resume */
+	bool loading;		/* the index is being rebuilt: see smr_dm_order_bands() */
 
 	/* The worker's queues, under sc->lock. */
 	struct bio_list queue;	/* writes, flushes and discards to handle */
@@ -197,12 +210,6 @@ struct smr_dm_io {
 struct smr_clean_policy {
 	const char *name;		/* in the table line, status, messages */
 	u32 (*pick)(struct smr_dm *dm);	/* under sc->lock; SMR_BAND_NONE if none */
-	/*
-	 * Optional: a pick that must look at every band does so here,
-	 * without sc->lock (interrupts stay on), leaving its choice in
-	 * dm->hint for pick() to check.
-	 */
-	void (*scan)(struct smr_dm *dm);
 };
 
 static inline const char *smr_dm_name(struct smr_target *sc)
@@ -295,7 +302,7 @@ void smr_dm_clean_work(struct work_struct *work);
 /* Defined in dm-smr-dm-rewrite.c */
 void smr_dm_release_parked(struct smr_target *sc);
 int smr_dm_clean_band(struct smr_target *sc, u32 band,
-		      enum smr_clean_reason reason);
+		      enum smr_clean_reason reason, u64 pick_ns);
 int smr_dm_load(struct smr_target *sc);
 
 /* Defined in dm-smr-dm-md.c (and smr_dm_md_mode, in dm-smr.h) */

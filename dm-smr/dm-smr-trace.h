@@ -103,21 +103,25 @@ TRACE_EVENT(smr_dm_write_waited,
 		  __entry->err)
 );
 
+/* pick_ns: how long the policy took to choose the band (its pick()). */
 TRACE_EVENT(smr_clean_start,
-	TP_PROTO(const char *dev, u32 band, u8 reason),
-	TP_ARGS(dev, band, reason),
+	TP_PROTO(const char *dev, u32 band, u8 reason, u64 pick_ns),
+	TP_ARGS(dev, band, reason, pick_ns),
 	TP_STRUCT__entry(
 		SMR_TP_DEV
 		__field(u32, band)
 		__field(u8, reason)
+		__field(u64, pick_ns)
 	),
 	TP_fast_assign(
 		SMR_TP_ASSIGN_DEV;
 		__entry->band = band;
 		__entry->reason = reason;
+		__entry->pick_ns = pick_ns;
 	),
-	TP_printk("%s band=%u reason=%s", __entry->dev, __entry->band,
-		  smr_trace_reason(__entry->reason))
+	TP_printk("%s band=%u reason=%s pick_ns=%llu", __entry->dev,
+		  __entry->band, smr_trace_reason(__entry->reason),
+		  __entry->pick_ns)
 );
 
 TRACE_EVENT(smr_clean_end,

@@ -7,8 +7,8 @@
 # docs/dm-smr.rst gives it, read from smrd's clean_start events, both on
 # the state built by writes and on the state loaded from disk (remove and
 # create again). The policies keep their bands in structures updated as
-# slots come and go (a fifo list, a heap; cost-benefit scans without the
-# lock); this checks they pick what a scan of every band would.
+# slots come and go (a fifo list, a heap, cost-benefit's buckets by slot
+# count); this checks they pick what a scan of every band would.
 #
 # Four bands get single-block cached writes, in this order (seq_bypass off,
 # one sequence number per write, from 1 on a new format):

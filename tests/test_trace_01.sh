@@ -101,7 +101,7 @@ has() {
 has "dm: a bypass write of band 7" "smr_dm_write: +$DN sector=14336 nr=[0-9]+ bypass band=7 slot=-1"
 has "dm: cached writes name their band and slot" "smr_dm_write: +$DN sector=[0-9]+ nr=8 cache band=[0-5] slot=[0-9]+"
 has "dm: writes that waited for a full cache, with the time" "smr_dm_write_waited: +$DN sector=[0-9]+ nr=8 waited_us=[0-9]+ for=cache-full err=0"
-has "dm: foreground cleaning started" "smr_clean_start: +$DN band=[0-5] reason=foreground"
+has "dm: foreground cleaning started" "smr_clean_start: +$DN band=[0-5] reason=foreground pick_ns=[0-9]+"
 has "dm: cleaning ended with the bytes it moved" "smr_clean_end: +$DN band=[0-5] reason=(foreground|manual) err=0 read=[1-9][0-9]* written=[1-9][0-9]* us=[0-9]+"
 has "dm: the clean message cleaned" "smr_clean_(start|end): +$DN band=[0-7] reason=manual"
 has "dm: metadata commits" "smr_md_commit: +$DN gen=[1-9][0-9]* err=0"
