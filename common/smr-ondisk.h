@@ -82,13 +82,19 @@ struct smr_zt_rec {
 #define SMR_ZT_PER_BLOCK \
 	((SMR_MD_BLOCK_SIZE - sizeof(struct smr_blk_header)) / sizeof(struct smr_zt_rec))
 
-/* Drive-managed: one per cache slot; the newest valid copy of a block wins. */
+/*
+ * Drive-managed: one per cache slot; the newest valid copy of a block
+ * wins. The block number is 56 bits: its low 32 in lba, the rest in the
+ * top 24 bits of flags. Devices under 16 TiB (all that existed before)
+ * have those bits zero, so their records read the same.
+ */
 struct smr_slot_rec {
 	__le64 seq;		/* 0: sequence number of the write */
-	__le32 lba;		/* 8: device block (4 KiB) it holds */
-	__le32 flags;		/* 12: SMR_SLOT_VALID */
+	__le32 lba;		/* 8: device block (4 KiB) it holds, low 32 bits */
+	__le32 flags;		/* 12: SMR_SLOT_VALID; bits 8-31: lba bits 32-55 */
 } __packed;
 #define SMR_SLOT_VALID		1
+#define SMR_SLOT_LBA_HI_SHIFT	8
 
 /* Drive-managed: the band rewrite in progress (metadata block 0). */
 struct smr_intent_rec {

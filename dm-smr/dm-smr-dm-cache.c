@@ -204,20 +204,53 @@ struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b)
 /* Cache slots.                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Reserve @n contiguous free slots from the cursor on. Under sc->lock. */
+/*
+ * Reserve @n contiguous free slots from the cursor on. Under sc->lock,
+ * with interrupts off, so the search is bounded: it looks at the
+ * SMR_DM_ALLOC_WINDOW slots from the cursor (wrapping), a 128 KiB stretch
+ * of the bitmap, never at the whole of a large cache. A cache of that
+ * many slots or fewer (4 GiB) is searched whole, as before. Failing in a
+ * larger one, it moves the cursor past the window, so that the next try
+ * (after the cleaning the caller's write waits for) looks further on.
+ */
+static unsigned int slot_search_window = SMR_DM_ALLOC_WINDOW;
+module_param(slot_search_window, uint, 0600);
+MODULE_PARM_DESC(slot_search_window, "test only: cache slots a slot search looks at (256 to 1048576)");
+
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot)
 {
+	/* At least the largest write, or some could never be placed. */
+	u32 win = clamp_t(u32, READ_ONCE(slot_search_window),
+			  SMR_DM_IO_SECTORS / SMR_BLOCK_SECTORS,
+			  SMR_DM_ALLOC_WINDOW);
+	u64 end;
 	unsigned long s;
 
+	win = min(win, dm->nr_slots);
+	end = (u64)dm->cursor + win;
 	if (dm->nr_slots - dm->used < n)
 		return -ENOSPC;
-	s = bitmap_find_next_zero_area(dm->slot_used, dm->nr_slots,
-				       dm->cursor, n, 0);
-	if (s + n > dm->nr_slots)
+	if (end <= dm->nr_slots) {
+		s = bitmap_find_next_zero_area(dm->slot_used, end, dm->cursor,
+					       n, 0);
+		if (s + n > end)
+			s = ULONG_MAX;
+	} else {
+		/* Up to the end, then from slot 0 (no run wraps around). */
+		end -= dm->nr_slots;
 		s = bitmap_find_next_zero_area(dm->slot_used, dm->nr_slots,
-					       0, n, 0);
-	if (s + n > dm->nr_slots)
+					       dm->cursor, n, 0);
+		if (s + n > dm->nr_slots) {
+			s = bitmap_find_next_zero_area(dm->slot_used, end, 0,
+						       n, 0);
+			if (s + n > end)
+				s = ULONG_MAX;
+		}
+	}
+	if (s == ULONG_MAX) {
+		dm->cursor = end == dm->nr_slots ? 0 : end;
 		return -ENOSPC;
+	}
 	bitmap_set(dm->slot_used, s, n);
 	bitmap_set(dm->slot_inflight, s, n);
 	dm->used += n;
@@ -232,7 +265,7 @@ void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n)
 	u32 i;
 
 	for (i = 0; i < n; i++)
-		dm->slot_lba[slot + i] = SMR_SLOT_FREE;
+		dm->slot_lba[slot + i] = SMR_LBA_FREE;
 	bitmap_clear(dm->slot_used, slot, n);
 	bitmap_clear(dm->slot_inflight, slot, n);
 	dm->used -= n;

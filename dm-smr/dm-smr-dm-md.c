@@ -61,12 +61,14 @@ static void smr_dm_build_block(void *owner, u32 k, void *buf)
 		for (i = 0; i < nr; i++) {
 			u32 s = first + i;
 
-			if (dm->slot_lba[s] == SMR_SLOT_FREE ||
-			    test_bit(s, dm->slot_inflight))
+			u64 lba = dm->slot_lba[s];
+
+			if (lba == SMR_LBA_FREE || test_bit(s, dm->slot_inflight))
 				continue;
 			sr[i].seq = cpu_to_le64(dm->slot_seq[s]);
-			sr[i].lba = cpu_to_le32(dm->slot_lba[s]);
-			sr[i].flags = cpu_to_le32(SMR_SLOT_VALID);
+			sr[i].lba = cpu_to_le32(lower_32_bits(lba));
+			sr[i].flags = cpu_to_le32(SMR_SLOT_VALID |
+				upper_32_bits(lba) << SMR_SLOT_LBA_HI_SHIFT);
 		}
 	} else {
 		__le64 *cs = rec;
@@ -84,7 +86,7 @@ static int smr_dm_load_block(void *owner, u32 k, const void *buf)
 	struct smr_dm *dm = sc->dm;
 	const void *rec = buf + SMR_DM_HDR;
 	u32 nr = smr_dm_block_records(sc, k), i;
-	u32 nr_blocks = dm->nr_bands * dm->band_blocks;
+	u64 nr_blocks = smr_band_block(dm, dm->nr_bands);
 
 	if (k == 0) {
 		const struct smr_intent_rec *ir = rec;
@@ -102,13 +104,17 @@ static int smr_dm_load_block(void *owner, u32 k, const void *buf)
 		for (i = 0; i < nr; i++) {
 			u32 s = first + i;
 
-			dm->slot_lba[s] = SMR_SLOT_FREE;
+			u32 flags = le32_to_cpu(sr[i].flags);
+			u64 lba = (u64)(flags >> SMR_SLOT_LBA_HI_SHIFT) << 32 |
+				le32_to_cpu(sr[i].lba);
+
+			dm->slot_lba[s] = SMR_LBA_FREE;
 			dm->slot_seq[s] = 0;
-			if (!(le32_to_cpu(sr[i].flags) & SMR_SLOT_VALID))
+			if (!(flags & SMR_SLOT_VALID))
 				continue;
-			if (le32_to_cpu(sr[i].lba) >= nr_blocks)
+			if (lba >= nr_blocks)
 				return -EUCLEAN;
-			dm->slot_lba[s] = le32_to_cpu(sr[i].lba);
+			dm->slot_lba[s] = lba;
 			dm->slot_seq[s] = le64_to_cpu(sr[i].seq);
 		}
 	} else {
@@ -157,10 +163,9 @@ static void smr_dm_reset(struct smr_target *sc)
 	u32 i;
 
 	smr_dm_drop_index(dm);
-	for (i = 0; i < dm->nr_slots; i++) {
-		dm->slot_lba[i] = SMR_SLOT_FREE;
-		dm->slot_seq[i] = 0;
-	}
+	/* All ones is SMR_LBA_FREE. */
+	memset(dm->slot_lba, 0xff, (size_t)dm->nr_slots * sizeof(*dm->slot_lba));
+	memset(dm->slot_seq, 0, (size_t)dm->nr_slots * sizeof(*dm->slot_seq));
 	for (i = 0; i < dm->nr_bands; i++)
 		dm->bands[i].clean_seq = 0;
 	dm->intent_state = SMR_INTENT_NONE;

@@ -460,8 +460,9 @@ static int smr_u64_cmp(const void *a, const void *b)
 static int smr_dm_rebuild(struct smr_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
+	const u64 slot_mask = BIT_ULL(SMR_DM_SLOT_BITS) - 1;
 	u64 *keys, max_seq = 0;
-	u32 nr = 0, i, j, last_slot = 0;
+	u32 nr = 0, n = 0, i, j, last_slot = 0;
 	int ret = 0;
 
 	smr_dm_drop_index(dm);
@@ -470,20 +471,33 @@ static int smr_dm_rebuild(struct smr_target *sc)
 		max_seq = max(max_seq, dm->bands[i].clean_seq);
 	max_seq = max(max_seq, dm->intent_seq);
 
-	keys = kvmalloc_array(max_t(u32, dm->nr_slots, 1), sizeof(*keys),
-			      GFP_KERNEL);
+	/*
+	 * Drop the records their band's cleaning made dead and count the
+	 * rest: the keys are for those only, so that a large cache holding
+	 * little costs little here.
+	 */
+	for (i = 0; i < dm->nr_slots; i++) {
+		u64 lba = dm->slot_lba[i];
+
+		if (lba == SMR_LBA_FREE)
+			continue;
+		if (dm->slot_seq[i] < dm->bands[smr_band_of_block(dm, lba)].clean_seq)
+			dm->slot_lba[i] = SMR_LBA_FREE;
+		else
+			nr++;
+		if (!(i & 0xffff))
+			cond_resched();
+	}
+	/* Block number above slot number: SMR_DM_LBA_BITS + SMR_DM_SLOT_BITS. */
+	keys = kvmalloc_array(max_t(u32, nr, 1), sizeof(*keys), GFP_KERNEL);
 	if (!keys)
 		return -ENOMEM;
-	for (i = 0; i < dm->nr_slots; i++) {
-		u32 lba = dm->slot_lba[i];
+	for (i = 0; i < dm->nr_slots && n < nr; i++) {
+		u64 lba = dm->slot_lba[i];
 
-		if (lba == SMR_SLOT_FREE)
+		if (lba == SMR_LBA_FREE)
 			continue;
-		if (dm->slot_seq[i] < dm->bands[smr_band_of_block(dm, lba)].clean_seq) {
-			dm->slot_lba[i] = SMR_SLOT_FREE;
-			continue;
-		}
-		keys[nr++] = (u64)lba << 32 | i;
+		keys[n++] = lba << SMR_DM_SLOT_BITS | i;
 		if (dm->slot_seq[i] >= max_seq) {
 			max_seq = dm->slot_seq[i];
 			last_slot = i;
@@ -492,12 +506,13 @@ static int smr_dm_rebuild(struct smr_target *sc)
 	sort(keys, nr, sizeof(*keys), smr_u64_cmp, NULL);
 
 	for (i = 0; i < nr; i = j) {
-		u32 lba = keys[i] >> 32, best = (u32)keys[i];
+		u64 lba = keys[i] >> SMR_DM_SLOT_BITS;
+		u32 best = keys[i] & slot_mask;
 		u32 band = smr_band_of_block(dm, lba);
 		struct smr_band *b = &dm->bands[band];
 
-		for (j = i; j < nr && (keys[j] >> 32) == lba; j++) {
-			u32 s = (u32)keys[j];
+		for (j = i; j < nr && (keys[j] >> SMR_DM_SLOT_BITS) == lba; j++) {
+			u32 s = keys[j] & slot_mask;
 
 			if (dm->slot_seq[s] > dm->slot_seq[best])
 				best = s;
@@ -515,8 +530,9 @@ static int smr_dm_rebuild(struct smr_target *sc)
 				goto out;
 		}
 		spin_lock_irq(&sc->lock);
-		smr_ext_insert(dm, b, lba - band * dm->band_blocks, 1, best);
+		smr_ext_insert(dm, b, lba - smr_band_block(dm, band), 1, best);
 		spin_unlock_irq(&sc->lock);
+		cond_resched();
 	}
 	/* first_seq settled only now: put the bands in fifo order. */
 	smr_dm_order_bands(dm);

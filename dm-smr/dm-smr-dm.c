@@ -227,7 +227,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	}
 	/* Sequence numbers come when it is indexed (smr_dm_index()). */
 	for (i = 0; i < n; i++)
-		dm->slot_lba[slot + i] = band * dm->band_blocks + off + i;
+		dm->slot_lba[slot + i] = smr_band_block(dm, band) + off + i;
 	if (!b->slots) {
 		b->first_seq = dm->next_seq;
 		kick = dm->idle_ms;
@@ -527,8 +527,12 @@ static int smr_dm_geometry(struct smr_target *sc)
 		ti->error = "Target length must be a non-zero multiple of band_sectors";
 		return -EINVAL;
 	}
-	if ((ti->len >> 3) >= U32_MAX) {
-		ti->error = "Target length must be under 16 TiB";
+	if ((ti->len >> 3) >= BIT_ULL(SMR_DM_LBA_BITS)) {
+		ti->error = "Target length must be under 256 TiB";
+		return -EINVAL;
+	}
+	if (nr_bands > SMR_DM_MAX_BANDS) {
+		ti->error = "Too many bands: at most 16777216 (use larger bands)";
 		return -EINVAL;
 	}
 	dm->nr_bands = nr_bands;
@@ -539,9 +543,14 @@ static int smr_dm_geometry(struct smr_target *sc)
 							SMR_BLOCK_SECTORS),
 					  dm->band_sectors);
 	if (dm->cache_sectors < SMR_DM_IO_SECTORS ||
-	    dm->cache_sectors & (SMR_BLOCK_SECTORS - 1) ||
-	    (dm->cache_sectors >> 3) >= U32_MAX) {
+	    dm->cache_sectors & (SMR_BLOCK_SECTORS - 1)) {
 		ti->error = "cache_sectors must be a multiple of 8, at least 2048 (1 MiB)";
+		return -EINVAL;
+	}
+	if ((dm->cache_sectors >> 3) >= BIT_ULL(SMR_DM_SLOT_BITS)) {
+		ti->error = (dm->opt_mask & SMR_DM_OPT_CACHE) ?
+			"cache_sectors must be under 2147483648 (1 TiB)" :
+			"The default cache (1% of the length) is 1 TiB or more: give a smaller cache_sectors";
 		return -EINVAL;
 	}
 	slots = dm->cache_sectors >> 3;
@@ -620,7 +629,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	ret = -ENOMEM;
 	ti->error = "Cannot allocate the cache and band state";
 	dm->bands = kvcalloc(dm->nr_bands, sizeof(*dm->bands), GFP_KERNEL);
-	dm->slot_lba = kvmalloc_array(dm->nr_slots, sizeof(u32), GFP_KERNEL);
+	dm->slot_lba = kvmalloc_array(dm->nr_slots, sizeof(u64), GFP_KERNEL);
 	dm->slot_seq = kvmalloc_array(dm->nr_slots, sizeof(u64), GFP_KERNEL);
 	dm->slot_used = kvcalloc(BITS_TO_LONGS(dm->nr_slots), sizeof(long),
 				 GFP_KERNEL);
@@ -635,7 +644,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	smr_dm_drop_index(dm);
 	sc->mem_bytes = sizeof(*sc) + sizeof(*dm) +
 		(size_t)dm->nr_bands * (sizeof(*dm->bands) + sizeof(u32)) +
-		(size_t)dm->nr_slots * (2 * sizeof(u32) + sizeof(u64)) +
+		(size_t)dm->nr_slots * (sizeof(u32) + 2 * sizeof(u64)) +
 		2 * BITS_TO_LONGS(dm->nr_slots) * sizeof(long) +
 		(SMR_DM_CHUNK_SECTORS << SECTOR_SHIFT);
 

@@ -35,7 +35,22 @@
 #define SMR_DM_MAX_BAND		524288	/* 256 MiB: offsets fit in 16 bits */
 #define SMR_DM_MAX_IDLE_MS	3600000
 #define SMR_DM_DEFAULT_IDLE_MS	1000
-#define SMR_SLOT_FREE		U32_MAX
+#define SMR_SLOT_FREE		U32_MAX	/* no slot: ends a band's slot list */
+#define SMR_LBA_FREE		U64_MAX	/* slot_lba of a free slot */
+/*
+ * Size limits (docs/dm-smr.rst, "Table line"). Each keeps one of the
+ * arrays below, or the rebuild's sort keys, within what kvmalloc() gives
+ * (INT_MAX bytes; beyond that it warns and fails):
+ *   capacity under 2^36 blocks (256 TiB): a rebuild key is the block
+ *     number above the slot number (36 + 28 bits);
+ *   fewer than 2^28 slots (a cache under 1 TiB): slot_lba and slot_seq
+ *     are 8 bytes a slot, the rebuild's keys too;
+ *   at most 2^24 bands: struct smr_band is 104 bytes (1.6 GiB at 2^24).
+ */
+#define SMR_DM_LBA_BITS		36
+#define SMR_DM_SLOT_BITS	28
+#define SMR_DM_MAX_BANDS	(1U << 24)
+#define SMR_DM_ALLOC_WINDOW	(1U << 20)	/* slots a slot search looks at */
 #define SMR_BAND_NONE		U32_MAX
 #define SMR_EXT_MAX_LEN		U16_MAX
 
@@ -123,7 +138,7 @@ struct smr_dm {
 
 	/* State, under sc->lock. */
 	struct smr_band *bands;
-	u32 *slot_lba;
+	u64 *slot_lba;		/* device block a slot holds, SMR_LBA_FREE */
 	u64 *slot_seq;
 	unsigned long *slot_used;
 	unsigned long *slot_inflight;
@@ -217,9 +232,14 @@ static inline const char *smr_dm_name(struct smr_target *sc)
 	return dm_table_device_name(sc->ti->table);
 }
 
-static inline u32 smr_band_of_block(struct smr_dm *dm, u32 lba)
+static inline u32 smr_band_of_block(struct smr_dm *dm, u64 lba)
 {
-	return lba / dm->band_blocks;
+	return div_u64(lba, dm->band_blocks);
+}
+
+static inline u64 smr_band_block(struct smr_dm *dm, u32 band)
+{
+	return (u64)band * dm->band_blocks;
 }
 
 static inline sector_t smr_band_sector(struct smr_dm *dm, u32 band)

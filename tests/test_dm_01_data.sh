@@ -9,7 +9,9 @@
 # while it runs, and dmsetup remove/create (with a clean and with a dirty
 # cache; fio --verify_only with the same seed re-checks every block).
 # Also with seq_bypass off, and with the policy switched from greedy to
-# cost-benefit by message while writes go on.
+# cost-benefit by message while writes go on; with a slot search narrowed
+# to a quarter of the cache; and a 20 TiB device, whose block numbers need
+# more than 32 bits, across remove/create and cleaning.
 #
 # Geometry: 128 MiB device, 4 MiB bands (32), 4 MiB cache (1024 slots):
 # small, so that a few MiB of 4 KiB writes fill it (TCG is slow).
@@ -186,6 +188,94 @@ dms_expect "C: the cleaning ran under the reads" "$DC" "rmw_manual > $man0" "cac
 dms_expect "C: cleaned by the message only" "$DC" "rmw_manual > 0" "rmw_bg == 0" "dirty_bands == 0"
 verify "C: CR2 intact after cleaning" "${CR2[@]}"
 diag "C: $(dms_stats "$DC")"
+
+# ---- E: a slot search that sees only part of the cache ----------------------
+# The search for a write's free slots looks at 2^20 slots from where the
+# last one ended, so that it never walks a large cache with interrupts off
+# (dm-smr-dm-cache.c). The test-only slot_search_window makes that 256
+# slots here (of 1024): writes of 4 to 64 KiB fragment the cache, a search
+# fails in its stretch while other stretches have room, the write waits
+# for a cleaning and the next search starts further on. Data must survive
+# it all, and a remove/create.
+WIN=/sys/module/dm_smr/parameters/slot_search_window
+E=t_${TID}_e
+backE=$(new_backing $BACK_MB) || bail "no backing device"
+TE=(0 $LEN "$backE" $BAND cache_sectors $CACHE idle_ms 0 seq_bypass off)
+dms_create "$E" "${TE[@]:1}" || bail "cannot create $E"
+DE=/dev/mapper/$E
+win0=$(cat $WIN)
+echo 256 > $WIN
+assert_eq "E: slot_search_window set to 256" 256 "$(cat $WIN)"
+EJ=($(dms_fio_job "$DE" 0 $((LEN * 512)) rand 12M) --bsrange=4k-64k --blockalign=4k)
+run_fio "E: 12 MiB of 4-64 KiB random writes over a 4 MiB cache, verified" "${EJ[@]}" --do_verify=1
+echo "$win0" > $WIN
+dms_expect "E: the cache filled and was cleaned in the foreground" "$DE" "rmw_fg > 0" "errors == 0"
+check "E: remove" dm_remove "$E"
+check "E: create again" dms_create "$E" "${TE[@]:1}"
+run_fio "E: the data again after remove/create" "${EJ[@]}" --verify_only
+check "E: remove" dm_remove "$E"
+
+# ---- D: 20 TiB, block numbers past 32 bits ----------------------------------
+# 64 MiB bands, a 64 MiB cache. Only what the test touches is stored: the
+# backing is the metadata, cache and spare band on the scratch disk, dm-zero
+# up to the bands at 16 TiB (block 2^32), two of those bands and the last
+# one on the scratch disk again, dm-zero between. Three writes land past
+# block 2^32 through the cache; they must read back, across a remove and
+# create (the slot records keep the block's upper bits), and after a
+# cleaning wrote them into their bands.
+DBAND=131072
+DLEN=$((327680 * DBAND))		# 20 TiB: 327680 bands
+DCACHE=131072
+read -r DMD _ <<< "$(dms_need $DLEN $DBAND $DCACHE)"
+BSTART=$((DMD + DCACHE + DBAND))	# where band 0 starts on the backing
+HIB=262144				# the band at 16 TiB
+LASTB=$((DLEN / DBAND - 1))
+modprobe dm-zero 2> /dev/null
+lo=$(_alloc "$SMR_SCRATCH_DISK" $BSTART) && hi=$(_alloc "$SMR_SCRATCH_DISK" $((2 * DBAND))) &&
+	last=$(_alloc "$SMR_SCRATCH_DISK" $DBAND) || bail "no room for the 20 TiB device's backing"
+HUGE=t_${TID}_huge
+dm_create "$HUGE" "0 $BSTART linear $SMR_SCRATCH_DISK $lo
+$BSTART $((HIB * DBAND)) zero
+$((BSTART + HIB * DBAND)) $((2 * DBAND)) linear $SMR_SCRATCH_DISK $hi
+$((BSTART + (HIB + 2) * DBAND)) $(((LASTB - HIB - 2) * DBAND)) zero
+$((BSTART + LASTB * DBAND)) $DBAND linear $SMR_SCRATCH_DISK $last" || bail "cannot create the sparse backing"
+D=t_${TID}_d
+TD=("$D" $DLEN /dev/mapper/$HUGE $DBAND cache_sectors $DCACHE idle_ms 0 seq_bypass off)
+if ! dms_create "${TD[@]}" format; then
+	not_ok "D: create a 20 TiB drive-managed device" "$(dmesg | tail -n 3)"
+	dmesg_check
+	_show_result
+	exit
+fi
+ok "D: create a 20 TiB drive-managed device"
+DD=/dev/mapper/$D
+B32=$((1 << 44))			# byte offset of block 2^32
+D1=$(write_data "$DD" $B32 4096)
+D2=$(write_data "$DD" $((B32 + DBAND * 512 + 5 * 4096)) 65536)
+D3=$(write_data "$DD" $((DLEN * 512 - 4096)) 4096)
+dms_expect "D: the writes went to the cache (1 + 16 + 1 blocks)" "$DD" "cache_used == 18" "dirty_bands == 3"
+mem=$(dms_stat "$DD" mem_bytes)
+# docs/dm-smr.rst "Memory": 108 bytes a band, 20 a slot, a 4 MiB buffer.
+low=$((108 * DLEN / DBAND + 20 * DCACHE / 8 + 4194304))
+if [ "${mem:-0}" -ge $low ] && [ "$mem" -le $((low + 2097152)) ]; then
+	ok "D: mem_bytes as documented ($mem, the figures give $low)"
+else
+	not_ok "D: mem_bytes as documented" "mem_bytes ${mem:-none}, the figures give $low (+ up to 2 MiB)"
+fi
+check "D: remove" dm_remove "$D"
+check "D: create again (the cache is read from its slot records)" dms_create "${TD[@]}"
+dms_expect "D: the cache index is back" "$DD" "cache_used == 18" "dirty_bands == 3"
+assert_data "D: block 2^32 read back" "$DD" "$D1" $B32
+assert_data "D: 16 blocks in the next band read back" "$DD" "$D2" $((B32 + DBAND * 512 + 5 * 4096))
+assert_data "D: the last block read back" "$DD" "$D3" $((DLEN * 512 - 4096))
+check "D: message clean" dms_msg "$DD" clean
+if w=$(dms_wait_clean "$DD" 180); then ok "D: the cache emptied in $w s"
+else not_ok "D: the cache empties within 180 s" "$(dms_stats "$DD")"; fi
+dms_expect "D: three bands rewritten" "$DD" "rmw_manual == 3"
+assert_data "D: block 2^32 in its band" "$DD" "$D1" $B32
+assert_data "D: 16 blocks in their band" "$DD" "$D2" $((B32 + DBAND * 512 + 5 * 4096))
+assert_data "D: the last block in its band" "$DD" "$D3" $((DLEN * 512 - 4096))
+assert_zero "D: the rest of the band at 2^32 reads zeros" "$DD" $((B32 + 4096)) 1048576
 
 dmesg_check
 _show_result

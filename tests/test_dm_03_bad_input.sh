@@ -69,6 +69,7 @@ T() { dms_table "$@"; }
 BANDMSG="band_sectors must be a multiple of 2048 (1 MiB) from 2048 to 524288 (256 MiB)"
 LENMSG="Target length must be a non-zero multiple of band_sectors"
 CMSG="cache_sectors must be a multiple of 8, at least 2048 (1 MiB)"
+C1TMSG="cache_sectors must be under 2147483648 (1 TiB)"
 IMSG="idle_ms must be a number from 0 to 3600000"
 PMSG="policy must be fifo, greedy or cost-benefit"
 NOPT="Invalid number of optional arguments"
@@ -90,7 +91,18 @@ refused "length of half a band" "$(T $((BAND / 2)) "$back" $BAND)" "$LENMSG"
 refused "cache_sectors not a multiple of 8" "$(T $LEN "$back" $BAND cache_sectors 8196)" "$CMSG"
 refused "cache_sectors 1024 (below 1 MiB)" "$(T $LEN "$back" $BAND cache_sectors 1024)" "$CMSG"
 refused "cache_sectors 0" "$(T $LEN "$back" $BAND cache_sectors 0)" "$CMSG"
-refused "cache_sectors of 2^32 slots" "$(T $LEN "$back" $BAND cache_sectors 34359738368)" "$CMSG"
+refused "cache_sectors of 2^32 slots" "$(T $LEN "$back" $BAND cache_sectors 34359738368)" "$C1TMSG"
+refused "cache_sectors of 2^28 slots (1 TiB)" "$(T $LEN "$back" $BAND cache_sectors 2147483648)" "$C1TMSG"
+refused "cache_sectors 1 TiB less 4 KiB passes the limit (and not the size)" \
+	"$(T $LEN "$back" $BAND cache_sectors 2147483640)" "Backing device too small for this geometry"
+refused "length of 256 TiB" "$(T 549755813888 "$back" 524288 cache_sectors $CACHE)" \
+	"Target length must be under 256 TiB"
+refused "2^24 + 1 bands" "$(T $(( ((1 << 24) + 1) * 2048 )) "$back" 2048 cache_sectors $CACHE)" \
+	"Too many bands: at most 16777216 (use larger bands)"
+refused "100 TiB with the default cache (1 TiB)" "$(T 214748364800 "$back" 524288)" \
+	"The default cache (1% of the length) is 1 TiB or more: give a smaller cache_sectors"
+refused "just under 256 TiB passes the limits (and not the size)" \
+	"$(T 549755289600 "$back" 524288 cache_sectors $CACHE)" "Backing device too small for this geometry"
 refused "junk after cache_sectors" "$(T $LEN "$back" $BAND cache_sectors 8192k)" "Invalid cache_sectors"
 refused "cache_sectors not a number" "$(T $LEN "$back" $BAND cache_sectors lots)" "Invalid cache_sectors"
 refused "idle_ms 3600001" "$(T $LEN "$back" $BAND idle_ms 3600001)" "$IMSG"

@@ -366,9 +366,21 @@ static int table_dm(const struct smr_geom *g, const char *dev,
 			return -EINVAL;
 		}
 	}
+	/* The kernel's limits (dm-smr-dm.h): 2^36 blocks, 2^24 bands, 2^28 slots. */
+	if (len / BLOCK_SECTORS >= 1ULL << 36) {
+		seterr(err, elen, "size %s: drive-managed devices must be under 256 TiB",
+		       format_size(len * SECTOR, b1, sizeof(b1)));
+		return -EINVAL;
+	}
+	if (len / band > 1ULL << 24) {
+		seterr(err, elen, "%" PRIu64 " bands of %s: at most 16777216; give a larger --band",
+		       len / band, format_size(g->band, b1, sizeof(b1)));
+		return -EINVAL;
+	}
 	cache = dm_cache_sectors(g, len, band);
-	if (cache >= 0xffffffffULL * BLOCK_SECTORS) {
-		seterr(err, elen, "cache too large: at most 16 TiB");
+	if (cache / BLOCK_SECTORS >= 1ULL << 28) {
+		seterr(err, elen, "cache %s: must be under 1 TiB; give a smaller --cache",
+		       format_size(cache * SECTOR, b1, sizeof(b1)));
 		return -EINVAL;
 	}
 	md = smr_dm_md_sectors(len, band, cache);

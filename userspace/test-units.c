@@ -40,6 +40,7 @@ static void eq_str(const char *got, const char *want, const char *what)
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
+#define TiB (1ULL << 40)
 
 static void test_sizes(void)
 {
@@ -105,6 +106,28 @@ static void test_tables(void)
 	smr_compute_table(&g, "/dev/vda", 2 * GiB, t, sizeof(t), err, sizeof(err));
 	eq_str(t, "0 2097152 smr /dev/vda drive-managed 65536 9 cache_sectors 131072 idle_ms 0 policy greedy seq_bypass off format",
 	       "dm table with every option");
+
+	/* the kernel's size limits, with the same numbers */
+	geom_init(&g);
+	g.model = MODEL_DRIVE_MANAGED;
+	g.size = 64 * TiB;
+	g.band = 256 * MiB;
+	r = smr_compute_table(&g, "/dev/x", 66 * TiB, t, sizeof(t), err, sizeof(err));
+	ok(!r && strstr(t, "0 137438953472 smr /dev/x drive-managed 524288 2 cache_sectors 1374389536") == t,
+	   "dm 64 TiB with the default 1%% cache (%s)", r ? err : t);
+	g.size = 256 * TiB;
+	g.cache = 64 * GiB;
+	r = smr_compute_table(&g, "/dev/x", 257 * TiB, t, sizeof(t), err, sizeof(err));
+	ok(r && strstr(err, "under 256 TiB"), "dm 256 TiB refused (%s)", err);
+	g.size = 17 * TiB;
+	g.band = MiB;
+	r = smr_compute_table(&g, "/dev/x", 18 * TiB, t, sizeof(t), err, sizeof(err));
+	ok(r && strstr(err, "at most 16777216"), "dm 17 TiB of 1 MiB bands refused (%s)", err);
+	g.size = 128 * TiB;
+	g.band = 256 * MiB;
+	g.cache = 0;
+	r = smr_compute_table(&g, "/dev/x", 130 * TiB, t, sizeof(t), err, sizeof(err));
+	ok(r && strstr(err, "under 1 TiB"), "dm 128 TiB with a 1%% cache refused (%s)", err);
 
 	/* size rounds down to whole bands */
 	geom_init(&g);
