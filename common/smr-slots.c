@@ -213,6 +213,57 @@ fail:
 	return ret;
 }
 
+/*
+ * Write every block of a new format at once, after smr_slots_new_format()
+ * with write_all: slot A of each block as built, slot B zeroed, so that a
+ * bio covers both slots of SMR_SLOTS_BATCH / 2 blocks, and a single flush
+ * at the end. A commit would write one block per bio and flush twice per
+ * SMR_SLOTS_BATCH blocks, which is the right price for a live device but
+ * buys nothing here: the superblock is invalid until the format is done,
+ * so a crash part way leaves a blank device whatever was written. On an
+ * error the blocks stay dirty and a commit writes them again.
+ */
+int smr_slots_write_all(struct smr_slots *ss)
+{
+	const u32 per_io = SMR_SLOTS_BATCH / 2;
+	struct page *pv[SMR_SLOTS_BATCH];
+	u32 k, j, n;
+	int ret = 0;
+
+	mutex_lock(&ss->commit_lock);
+	for (k = 0; k < ss->nr_blocks; k += n) {
+		n = min(per_io, ss->nr_blocks - k);
+		spin_lock_irq(ss->state_lock);
+		for (j = 0; j < n; j++)
+			smr_slots_build(ss, k + j, page_address(ss->pages[j]));
+		spin_unlock_irq(ss->state_lock);
+		for (j = 0; j < n; j++) {
+			smr_blk_seal(page_address(ss->pages[j]), ++ss->gen);
+			pv[2 * j] = ss->pages[j];
+			pv[2 * j + 1] = ZERO_PAGE(0);
+		}
+		ret = smr_slots_rw(ss, REQ_OP_WRITE, smr_slots_sector(k, 0),
+				   pv, 2 * n);
+		if (ret)
+			goto out;
+		cond_resched();
+	}
+	ret = blkdev_issue_flush(ss->bdev);
+	if (ret)
+		goto out;
+	/* Every current copy is in slot A now, and nothing is pending. */
+	spin_lock_irq(ss->state_lock);
+	bitmap_zero(ss->slot_b, ss->nr_blocks);
+	bitmap_zero(ss->dirty, ss->nr_blocks);
+	spin_unlock_irq(ss->state_lock);
+out:
+	mutex_unlock(&ss->commit_lock);
+	if (ret)
+		DMERR_LIMIT("%s: writing the new format's %s failed: %d",
+			    ss->name, ss->what, ret);
+	return ret;
+}
+
 void smr_slots_new_format(struct smr_slots *ss, bool write_all)
 {
 	ss->format_id = get_random_u64();

@@ -110,6 +110,8 @@ int smr_slots_load(struct smr_slots *ss);
  * otherwise no block is, and each loads as missing until it is.
  */
 void smr_slots_new_format(struct smr_slots *ss, bool write_all);
+/* After a new format with write_all: write every block now, quickly. */
+int smr_slots_write_all(struct smr_slots *ss);
 
 /* Synchronous I/O of @nr metadata blocks at @sector of the backing device. */
 int smr_slots_rw(struct smr_slots *ss, blk_opf_t opf, sector_t sector,

@@ -116,9 +116,12 @@ static int smr_format(struct smr_target *sc)
 	/* Every block is written; stale slots carry another format_id. */
 	smr_slots_new_format(&sc->md, true);
 	sc->md_mode->reset(sc);
-	ret = smr_md_commit(sc);
+	ret = smr_slots_write_all(&sc->md);
 	if (ret)
 		return ret;
+	spin_lock_irq(&sc->lock);
+	sc->stats.commits++;	/* as a commit of every block */
+	spin_unlock_irq(&sc->lock);
 	smr_fill_super(sc, page_address(sc->md.pages[0]));
 	return smr_sb_write(&sc->md, SMR_SB_MAGIC);
 }
