@@ -62,6 +62,7 @@
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/thin.sh"
 DISK=/dev/vda
 BIG=/dev/vdb
 RUNTIME=10
@@ -103,7 +104,7 @@ REPORT=$WORK/report
 LIN=hmb_linear
 SMR=hmb_smr
 BIGN=hmb_big
-THIN=hmb_thin
+THIN=hmb_thin		# thin_backing hmb (bench/thin.sh)
 CHURN_IOS=20000
 
 # say: a line of the report (also on stdout).
@@ -113,9 +114,10 @@ die() { echo "hm-bench: $*" >&2; cleanup; exit 1; }
 
 cleanup() {
 	local d
-	for d in $BIGN $SMR $LIN $THIN hmb_pool hmb_tdata hmb_tmeta; do
+	for d in $BIGN $SMR $LIN; do
 		dmsetup info "$d" > /dev/null 2>&1 && dmsetup remove --retry "$d" > /dev/null 2>&1
 	done
+	thin_remove hmb
 	[ -n "$OUT" ] && cp "$REPORT" "$OUT"
 }
 trap cleanup EXIT
@@ -266,7 +268,7 @@ run_big() {
 	BACK=$BIG
 	# (The metadata of many zones takes more than the 1 MiB "need" allows
 	# for: a thin volume costs nothing for the room, so give it a GiB.)
-	if [ "$size" -lt $need ] && thin_backing $((len + 2097152)); then
+	if [ "$size" -lt $need ] && thin_backing hmb "$BIG" $((len + 2097152)); then
 		BACK=/dev/mapper/$THIN
 		size=$((len + 2097152))
 		say "huge device: $BIG holds $(($(blockdev --getsz "$BIG") / 2048 / 1024 / 1024)) TiB: a dm-thin volume of $size sectors on it instead (64 KiB blocks)"
@@ -331,28 +333,7 @@ run_big() {
 	timed_reps "baseline: dmsetup create, dm-linear" create "$lin" || return
 	timed_reps "baseline: dmsetup remove, dm-linear" remove "$lin" || return
 	run_churn "0 $len smr $BACK host-managed $ZS_BIG 2 max_open 128" "$zones"
-	[ "$BACK" = "$BIG" ] || thin_remove
-}
-
-# thin_backing SECTORS: a thin volume of SECTORS on BIG (pool metadata in
-# its first GiB, data in the next 64 GiB, both sparse). False if dm-thin
-# is missing.
-thin_backing() {
-	modprobe dm-thin-pool 2> /dev/null
-	dmsetup targets | grep -q '^thin-pool ' || { say "  (no dm-thin: cannot go past $BIG's size)"; return 1; }
-	dmsetup create hmb_tmeta --table "0 2097152 linear $BIG 0" || return
-	dmsetup create hmb_tdata --table "0 134217728 linear $BIG 2097152" || return
-	dd if=/dev/zero of=/dev/mapper/hmb_tmeta bs=4k count=1 oflag=direct status=none
-	dmsetup create hmb_pool --table "0 134217728 thin-pool /dev/mapper/hmb_tmeta /dev/mapper/hmb_tdata 128 0 1 skip_block_zeroing" || return
-	dmsetup message hmb_pool 0 "create_thin 0" || return
-	dmsetup create $THIN --table "0 $1 thin /dev/mapper/hmb_pool 0"
-}
-
-thin_remove() {
-	local d
-	for d in $THIN hmb_pool hmb_tdata hmb_tmeta; do
-		dmsetup remove --retry $d > /dev/null 2>&1
-	done
+	[ "$BACK" = "$BIG" ] || thin_remove hmb
 }
 
 # churn_fio FIO-ARGS...: CHURN_IOS random 4 KiB writes, one at a time,
