@@ -150,19 +150,28 @@ int smr_slots_commit(struct smr_slots *ss)
 {
 	u32 idx[SMR_SLOTS_BATCH];
 	unsigned int n, i;
-	unsigned long k;
+	unsigned long k = 0;
 	int ret;
 
 	mutex_lock(&ss->commit_lock);
 	do {
-		n = 0;
-		spin_lock_irq(ss->state_lock);
-		for_each_set_bit(k, ss->dirty, ss->nr_blocks) {
-			smr_slots_build(ss, k, page_address(ss->pages[n]));
-			clear_bit(k, ss->dirty);
+		/*
+		 * The next batch's blocks, from where the last batch ended,
+		 * found before taking the state lock: searching the bitmap
+		 * under it would do so with interrupts off, over 676,000 bits
+		 * for a large drive-managed cache. Only a commit clears dirty
+		 * bits, and it holds commit_lock, so a bit seen set here is
+		 * still set below. A block marked dirty behind the search
+		 * once the commit has begun is the next commit's.
+		 */
+		for (n = 0, k = find_next_bit(ss->dirty, ss->nr_blocks, k);
+		     k < ss->nr_blocks && n < SMR_SLOTS_BATCH;
+		     k = find_next_bit(ss->dirty, ss->nr_blocks, k + 1))
 			idx[n++] = k;
-			if (n == SMR_SLOTS_BATCH)
-				break;
+		spin_lock_irq(ss->state_lock);
+		for (i = 0; i < n; i++) {
+			smr_slots_build(ss, idx[i], page_address(ss->pages[i]));
+			clear_bit(idx[i], ss->dirty);
 		}
 		spin_unlock_irq(ss->state_lock);
 
