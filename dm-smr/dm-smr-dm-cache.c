@@ -206,16 +206,27 @@ struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b)
 
 /*
  * Reserve @n contiguous free slots from the cursor on. Under sc->lock,
- * with interrupts off, so the search is bounded: it looks at the
- * SMR_DM_ALLOC_WINDOW slots from the cursor (wrapping), a 128 KiB stretch
- * of the bitmap, never at the whole of a large cache. A cache of that
- * many slots or fewer (4 GiB) is searched whole, as before. Failing in a
- * larger one, it moves the cursor past the window, so that the next try
- * (after the cleaning the caller's write waits for) looks further on.
+ * with interrupts off, so the search is bounded: it looks for a run that
+ * starts within the SMR_DM_ALLOC_WINDOW slots from the cursor (wrapping),
+ * a 128 KiB stretch of the bitmap, never at the whole of a large cache.
+ * A cache of that many slots or fewer (4 GiB) is searched whole, as
+ * before. Failing in a larger one, it moves the cursor past the window,
+ * so that the next try (after the cleaning the caller's write waits for)
+ * looks further on.
  */
 static unsigned int slot_search_window = SMR_DM_ALLOC_WINDOW;
 module_param(slot_search_window, uint, 0600);
 MODULE_PARM_DESC(slot_search_window, "test only: cache slots a slot search looks at (256 to 1048576)");
+
+/* A free run of @n slots starting in [@from, @to): its start, or -1UL. */
+static unsigned long smr_slot_find(struct smr_dm *dm, u32 from, u32 to, u32 n)
+{
+	unsigned long size = min_t(u64, (u64)to + n - 1, dm->nr_slots);
+	unsigned long s;
+
+	s = bitmap_find_next_zero_area(dm->slot_used, size, from, n, 0);
+	return s + n > size ? ULONG_MAX : s;
+}
 
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot)
 {
@@ -226,26 +237,22 @@ int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot)
 	u64 end;
 	unsigned long s;
 
-	win = min(win, dm->nr_slots);
-	end = (u64)dm->cursor + win;
 	if (dm->nr_slots - dm->used < n)
 		return -ENOSPC;
+	win = min(win, dm->nr_slots);
+	end = (u64)dm->cursor + win;
 	if (end <= dm->nr_slots) {
-		s = bitmap_find_next_zero_area(dm->slot_used, end, dm->cursor,
-					       n, 0);
-		if (s + n > end)
-			s = ULONG_MAX;
+		s = smr_slot_find(dm, dm->cursor, end, n);
 	} else {
-		/* Up to the end, then from slot 0 (no run wraps around). */
+		/*
+		 * Up to the end, then on from slot 0 (no run wraps around).
+		 * With the whole cache as the window, the second part ends
+		 * at the cursor and still finds a run across it.
+		 */
 		end -= dm->nr_slots;
-		s = bitmap_find_next_zero_area(dm->slot_used, dm->nr_slots,
-					       dm->cursor, n, 0);
-		if (s + n > dm->nr_slots) {
-			s = bitmap_find_next_zero_area(dm->slot_used, end, 0,
-						       n, 0);
-			if (s + n > end)
-				s = ULONG_MAX;
-		}
+		s = smr_slot_find(dm, dm->cursor, dm->nr_slots, n);
+		if (s == ULONG_MAX)
+			s = smr_slot_find(dm, 0, end, n);
 	}
 	if (s == ULONG_MAX) {
 		dm->cursor = end == dm->nr_slots ? 0 : end;

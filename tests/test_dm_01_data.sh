@@ -215,6 +215,31 @@ check "E: create again" dms_create "$E" "${TE[@]:1}"
 run_fio "E: the data again after remove/create" "${EJ[@]}" --verify_only
 check "E: remove" dm_remove "$E"
 
+# A cache no larger than the window is searched whole: a free run across
+# the cursor is found too. (Searching [cursor, end) and then only
+# [0, cursor) missed it: a 1 MiB write into an empty 1 MiB cache with the
+# cursor at slot 1 waited for a cleaning that had nothing to clean, for
+# ever.)
+F=t_${TID}_f
+backF=$(new_backing $(( $(dms_need $((16 * 2048)) 2048 2048 | cut -d' ' -f2) / 2048 + 1 ))) ||
+	bail "no backing device"
+dms_create "$F" $((16 * 2048)) "$backF" 2048 cache_sectors 2048 idle_ms 0 seq_bypass off ||
+	bail "cannot create $F"
+DF=/dev/mapper/$F
+F1=$(write_data "$DF" 4096 4096)
+check "F: message clean" dms_msg "$DF" clean
+dms_wait_clean "$DF" 60 > /dev/null || not_ok "F: the 4 KiB write cleaned" "$(dms_stats "$DF")"
+head -c 1048576 /dev/urandom > "$T_WORK/f2"
+if timeout 60 dd if="$T_WORK/f2" of="$DF" bs=1M seek=1 oflag=direct status=none; then
+	ok "F: a 1 MiB write into the empty 1 MiB cache, its cursor at slot 1"
+else
+	not_ok "F: a 1 MiB write into the empty 1 MiB cache, its cursor at slot 1" \
+		"dd failed or hung for 60 s" "$(dms_stats "$DF")"
+fi
+dms_expect "F: all of it in the cache" "$DF" "cache_used == 256"
+assert_data "F: the 1 MiB write reads back" "$DF" "$T_WORK/f2" 1048576
+assert_data "F: the 4 KiB write reads back" "$DF" "$F1" 4096
+
 # ---- D: 20 TiB, block numbers past 32 bits ----------------------------------
 # 64 MiB bands, a 64 MiB cache. Only what the test touches is stored: the
 # backing is the metadata, cache and spare band on the scratch disk, dm-zero
