@@ -443,7 +443,11 @@ void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 	}
 	if (!b->slots) {
 		dm->dirty_bands++;
-		smr_fifo_insert(dm, b);
+		/* A rebuild sorts the list once at the end. */
+		if (dm->loading)
+			list_add_tail(&b->dirty_node, &dm->dirty_list);
+		else
+			smr_fifo_insert(dm, b);
 	}
 	b->slots += n;
 	smr_heap_fix(dm, band);

@@ -147,6 +147,7 @@ void smr_dm_drop_index(struct smr_dm *dm)
 	}
 	INIT_LIST_HEAD(&dm->dirty_list);
 	dm->heap_len = 0;
+	dm->loading = false;
 	for (i = 0; i < SMR_CB_BUCKETS; i++)
 		dm->cb[i] = RB_ROOT_CACHED;
 	dm->index_bytes = 0;

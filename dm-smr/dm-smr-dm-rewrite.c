@@ -456,13 +456,20 @@ static int smr_u64_cmp(const void *a, const void *b)
  * is newer than its band's clean sequence; of several alive copies of a
  * block the newest wins, the others stay allocated (superseded) until
  * their band is cleaned.
+ *
+ * First every live record joins its band (slot list, counts), in one
+ * pass over the slots; then each band sorts its own records by offset
+ * and indexes the newest copy of each block. The sort keys are for one
+ * band at a time (offset above slot number), and the CPU is yielded
+ * between bands, so a large cache is neither one huge allocation nor one
+ * long stretch without a reschedule.
  */
 static int smr_dm_rebuild(struct smr_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
-	const u64 slot_mask = BIT_ULL(SMR_DM_SLOT_BITS) - 1;
+	struct smr_band *b;
 	u64 *keys, max_seq = 0;
-	u32 nr = 0, n = 0, i, j, last_slot = 0;
+	u32 most = 1, i, j, last_slot = 0;
 	int ret = 0;
 
 	smr_dm_drop_index(dm);
@@ -471,73 +478,65 @@ static int smr_dm_rebuild(struct smr_target *sc)
 		max_seq = max(max_seq, dm->bands[i].clean_seq);
 	max_seq = max(max_seq, dm->intent_seq);
 
-	/*
-	 * Drop the records their band's cleaning made dead and count the
-	 * rest: the keys are for those only, so that a large cache holding
-	 * little costs little here.
-	 */
 	for (i = 0; i < dm->nr_slots; i++) {
-		u64 lba = dm->slot_lba[i];
+		u64 lba = dm->slot_lba[i], seq = dm->slot_seq[i];
+		u32 band;
 
-		if (lba == SMR_LBA_FREE)
-			continue;
-		if (dm->slot_seq[i] < dm->bands[smr_band_of_block(dm, lba)].clean_seq)
-			dm->slot_lba[i] = SMR_LBA_FREE;
-		else
-			nr++;
 		if (!(i & 0xffff))
 			cond_resched();
-	}
-	/* Block number above slot number: SMR_DM_LBA_BITS + SMR_DM_SLOT_BITS. */
-	keys = kvmalloc_array(max_t(u32, nr, 1), sizeof(*keys), GFP_KERNEL);
-	if (!keys)
-		return -ENOMEM;
-	for (i = 0; i < dm->nr_slots && n < nr; i++) {
-		u64 lba = dm->slot_lba[i];
-
 		if (lba == SMR_LBA_FREE)
 			continue;
-		keys[n++] = lba << SMR_DM_SLOT_BITS | i;
-		if (dm->slot_seq[i] >= max_seq) {
-			max_seq = dm->slot_seq[i];
+		band = smr_band_of_block(dm, lba);
+		b = &dm->bands[band];
+		if (seq < b->clean_seq) {
+			/* Its band was cleaned after it was written: dead. */
+			dm->slot_lba[i] = SMR_LBA_FREE;
+			continue;
+		}
+		if (!b->slots || seq < b->first_seq)
+			b->first_seq = seq;
+		set_bit(i, dm->slot_used);
+		dm->used++;
+		smr_band_gain(dm, band, i, 1);
+		most = max(most, b->slots);
+		if (seq >= max_seq) {
+			max_seq = seq;
 			last_slot = i;
 		}
 	}
-	sort(keys, nr, sizeof(*keys), smr_u64_cmp, NULL);
 
-	for (i = 0; i < nr; i = j) {
-		u64 lba = keys[i] >> SMR_DM_SLOT_BITS;
-		u32 best = keys[i] & slot_mask;
-		u32 band = smr_band_of_block(dm, lba);
-		struct smr_band *b = &dm->bands[band];
+	keys = kvmalloc_array(most, sizeof(*keys), GFP_KERNEL);
+	if (!keys)
+		return -ENOMEM;
+	list_for_each_entry(b, &dm->dirty_list, dirty_node) {
+		u32 band = b - dm->bands, n = 0, s;
+		u64 first = smr_band_block(dm, band);
 
-		for (j = i; j < nr && (keys[j] >> SMR_DM_SLOT_BITS) == lba; j++) {
-			u32 s = keys[j] & slot_mask;
+		for (s = b->slot_head; s != SMR_SLOT_FREE; s = dm->slot_next[s])
+			keys[n++] = (dm->slot_lba[s] - first) << 32 | s;
+		sort(keys, n, sizeof(*keys), smr_u64_cmp, NULL);
+		for (i = 0; i < n; i = j) {
+			u32 off = keys[i] >> 32, best = (u32)keys[i];
 
-			if (dm->slot_seq[s] > dm->slot_seq[best])
-				best = s;
-			set_bit(s, dm->slot_used);
-			dm->used++;
-			if (!b->slots)
-				b->first_seq = dm->slot_seq[s];
-			b->first_seq = min(b->first_seq, dm->slot_seq[s]);
-			smr_band_gain(dm, band, s, 1);
+			for (j = i + 1; j < n && (keys[j] >> 32) == off; j++)
+				if (dm->slot_seq[(u32)keys[j]] > dm->slot_seq[best])
+					best = (u32)keys[j];
+			/* Offsets arrive in order: append, merging runs. */
+			if (b->nr_ext + 1 > b->cap_ext) {
+				ret = smr_ext_resize(sc, b, b->nr_ext + 1);
+				if (ret)
+					goto out;
+			}
+			spin_lock_irq(&sc->lock);
+			smr_ext_insert(dm, b, off, 1, best);
+			spin_unlock_irq(&sc->lock);
 		}
-		/* Blocks arrive in order: append, merging runs. */
-		if (b->nr_ext + 1 > b->cap_ext) {
-			ret = smr_ext_resize(sc, b, b->nr_ext + 1);
-			if (ret)
-				goto out;
-		}
-		spin_lock_irq(&sc->lock);
-		smr_ext_insert(dm, b, lba - smr_band_block(dm, band), 1, best);
-		spin_unlock_irq(&sc->lock);
 		cond_resched();
 	}
 	/* first_seq settled only now: put the bands in fifo order. */
 	smr_dm_order_bands(dm);
 	dm->next_seq = max_seq + 1;
-	dm->cursor = nr ? (last_slot + 1) % dm->nr_slots : 0;
+	dm->cursor = dm->used ? (last_slot + 1) % dm->nr_slots : 0;
 	dm->level = 0;
 out:
 	kvfree(keys);

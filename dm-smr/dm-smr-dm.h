@@ -38,13 +38,13 @@
 #define SMR_SLOT_FREE		U32_MAX	/* no slot: ends a band's slot list */
 #define SMR_LBA_FREE		U64_MAX	/* slot_lba of a free slot */
 /*
- * Size limits (docs/dm-smr.rst, "Table line"). Each keeps one of the
- * arrays below, or the rebuild's sort keys, within what kvmalloc() gives
+ * Size limits (docs/dm-smr.rst, "Table line"). The last two keep the
+ * arrays below, and the rebuild's sort keys, within what kvmalloc() gives
  * (INT_MAX bytes; beyond that it warns and fails):
- *   capacity under 2^36 blocks (256 TiB): a rebuild key is the block
- *     number above the slot number (36 + 28 bits);
+ *   capacity under 2^36 blocks (256 TiB): what is tested; the slot
+ *     records hold 56 bits, so this can grow;
  *   fewer than 2^28 slots (a cache under 1 TiB): slot_lba and slot_seq
- *     are 8 bytes a slot, the rebuild's keys too;
+ *     are 8 bytes a slot, the rebuild's keys (one band's) too;
  *   at most 2^24 bands: struct smr_band is 104 bytes (1.6 GiB at 2^24).
  */
 #define SMR_DM_LBA_BITS		36
