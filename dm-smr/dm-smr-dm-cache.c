@@ -204,16 +204,7 @@ struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b)
 /* Cache slots.                                                        */
 /* ------------------------------------------------------------------ */
 
-/*
- * Reserve @n contiguous free slots from the cursor on. Under sc->lock,
- * with interrupts off, so the search is bounded: it looks for a run that
- * starts within the SMR_DM_ALLOC_WINDOW slots from the cursor (wrapping),
- * a 128 KiB stretch of the bitmap, never at the whole of a large cache.
- * A cache of that many slots or fewer (4 GiB) is searched whole, as
- * before. Failing in a larger one, it moves the cursor past the window,
- * so that the next try (after the cleaning the caller's write waits for)
- * looks further on.
- */
+/* The search's window; smaller only for tests (test_dm_01 section E). */
 static unsigned int slot_search_window = SMR_DM_ALLOC_WINDOW;
 module_param(slot_search_window, uint, 0600);
 MODULE_PARM_DESC(slot_search_window, "test only: cache slots a slot search looks at (256 to 1048576)");
@@ -228,6 +219,16 @@ static unsigned long smr_slot_find(struct smr_dm *dm, u32 from, u32 to, u32 n)
 	return s + n > size ? ULONG_MAX : s;
 }
 
+/*
+ * Reserve @n contiguous free slots from the cursor on. Under sc->lock,
+ * with interrupts off, so the search is bounded: it looks for a run that
+ * starts within the SMR_DM_ALLOC_WINDOW slots from the cursor (wrapping),
+ * a 128 KiB stretch of the bitmap, never at the whole of a large cache.
+ * A cache of that many slots or fewer (4 GiB) is searched whole, as
+ * before. Failing in a larger one, it moves the cursor past the window,
+ * so that the next try (after the cleaning the caller's write waits for)
+ * looks further on.
+ */
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot)
 {
 	/* At least the largest write, or some could never be placed. */

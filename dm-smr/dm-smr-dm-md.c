@@ -60,7 +60,6 @@ static void smr_dm_build_block(void *owner, u32 k, void *buf)
 
 		for (i = 0; i < nr; i++) {
 			u32 s = first + i;
-
 			u64 lba = dm->slot_lba[s];
 
 			if (lba == SMR_LBA_FREE || test_bit(s, dm->slot_inflight))
@@ -103,7 +102,6 @@ static int smr_dm_load_block(void *owner, u32 k, const void *buf)
 
 		for (i = 0; i < nr; i++) {
 			u32 s = first + i;
-
 			u32 flags = le32_to_cpu(sr[i].flags);
 			u64 lba = (u64)(flags >> SMR_SLOT_LBA_HI_SHIFT) << 32 |
 				le32_to_cpu(sr[i].lba);
