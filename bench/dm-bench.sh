@@ -66,6 +66,7 @@
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/thin.sh"
 DISK=/dev/vda
 RUNTIME=60
 POLICIES=fifo,greedy,cost-benefit
@@ -128,10 +129,7 @@ log() { printf '# %s\n' "$*"; }
 die() { echo "dm-bench: $*" >&2; cleanup; exit 1; }
 
 cleanup() {
-	local d
-	for d in $SMR $LIN $BACK; do
-		dmsetup info "$d" > /dev/null 2>&1 && dmsetup remove --retry "$d" > /dev/null 2>&1
-	done
+	dm_remove_existing $SMR $LIN $BACK
 	[ -n "$OUT" ] && cp "$REPORT" "$OUT"
 }
 trap cleanup EXIT

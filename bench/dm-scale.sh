@@ -72,11 +72,8 @@ TR=/sys/kernel/tracing
 say() { printf '%s\n' "$*" | tee -a "$REPORT"; }
 die() { echo "dm-scale: $*" >&2; cleanup; exit 1; }
 cleanup() {
-	local d
 	[ -d $TR/events/dm_smr ] && echo 0 > $TR/events/dm_smr/enable 2> /dev/null
-	for d in $N $LIN; do
-		dmsetup info "$d" > /dev/null 2>&1 && dmsetup remove --retry "$d" > /dev/null 2>&1
-	done
+	dm_remove_existing $N $LIN
 	thin_remove dms
 	[ -n "$OUT" ] && cp "$REPORT" "$OUT"
 }

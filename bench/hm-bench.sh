@@ -113,10 +113,7 @@ log() { printf '# %s\n' "$*"; }
 die() { echo "hm-bench: $*" >&2; cleanup; exit 1; }
 
 cleanup() {
-	local d
-	for d in $BIGN $SMR $LIN; do
-		dmsetup info "$d" > /dev/null 2>&1 && dmsetup remove --retry "$d" > /dev/null 2>&1
-	done
+	dm_remove_existing $BIGN $SMR $LIN
 	thin_remove hmb
 	[ -n "$OUT" ] && cp "$REPORT" "$OUT"
 }

@@ -1,7 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # bench/thin.sh - sourced by the benchmarks that need a device larger than
 # the huge sparse disk: a dm-thin volume on it, which stores only what is
-# written (64 KiB blocks).
+# written (64 KiB blocks); and the removal of what a benchmark made.
+
+# dm_remove_existing NAME...: remove each dm device that exists.
+dm_remove_existing() {
+	local d
+	for d in "$@"; do
+		dmsetup info "$d" > /dev/null 2>&1 && dmsetup remove --retry "$d" > /dev/null 2>&1
+	done
+	return 0
+}
 
 # thin_backing PREFIX DISK SECTORS: a thin volume /dev/mapper/PREFIX_thin
 # of SECTORS on DISK: pool metadata in DISK's first GiB, pool data in the
@@ -21,9 +30,5 @@ thin_backing() {
 
 # thin_remove PREFIX: remove what thin_backing made (what exists of it).
 thin_remove() {
-	local d
-	for d in ${1}_thin ${1}_pool ${1}_tdata ${1}_tmeta; do
-		dmsetup info "$d" > /dev/null 2>&1 && dmsetup remove --retry "$d" > /dev/null 2>&1
-	done
-	return 0
+	dm_remove_existing ${1}_thin ${1}_pool ${1}_tdata ${1}_tmeta
 }
