@@ -444,11 +444,9 @@ fail:
 /* Recovery at load.                                                   */
 /* ------------------------------------------------------------------ */
 
-static int smr_u64_cmp(const void *a, const void *b)
+static int smr_u16_cmp(const void *a, const void *b)
 {
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
+	return (int)*(const u16 *)a - (int)*(const u16 *)b;
 }
 
 /*
@@ -458,18 +456,22 @@ static int smr_u64_cmp(const void *a, const void *b)
  * their band is cleaned.
  *
  * First every live record joins its band (slot list, counts), in one
- * pass over the slots; then each band sorts its own records by offset
- * and indexes the newest copy of each block. The sort keys are for one
- * band at a time (offset above slot number), and the CPU is yielded
- * between bands, so a large cache is neither one huge allocation nor one
- * long stretch without a reschedule.
+ * pass over the slots. Then each band walks its own slot list once,
+ * keeping the newest slot of each offset in @best (one entry per block
+ * of a band) and each offset seen once in @offs, and indexes the offsets
+ * in order. Only the distinct offsets are sorted, at most a band's
+ * blocks (SMR_DM_MAX_BAND / 8), however many superseded copies a hot
+ * band holds: the work per band is its slots plus d log d for its d
+ * distinct blocks, the memory a fixed 6 bytes per block of a band, and
+ * the walks yield the CPU every 64 Ki slots and between bands.
  */
 static int smr_dm_rebuild(struct smr_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_band *b;
-	u64 *keys, max_seq = 0;
-	u32 most = 1, i, j, last_slot = 0;
+	u64 max_seq = 0;
+	u32 *best, i, last_slot = 0, walked = 0;
+	u16 *offs;
 	int ret = 0;
 
 	smr_dm_drop_index(dm);
@@ -498,29 +500,40 @@ static int smr_dm_rebuild(struct smr_target *sc)
 		set_bit(i, dm->slot_used);
 		dm->used++;
 		smr_band_gain(dm, band, i, 1);
-		most = max(most, b->slots);
 		if (seq >= max_seq) {
 			max_seq = seq;
 			last_slot = i;
 		}
 	}
 
-	keys = kvmalloc_array(most, sizeof(*keys), GFP_KERNEL);
-	if (!keys)
-		return -ENOMEM;
+	best = kvmalloc_array(dm->band_blocks, sizeof(*best), GFP_KERNEL);
+	offs = kvmalloc_array(dm->band_blocks, sizeof(*offs), GFP_KERNEL);
+	if (!best || !offs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < dm->band_blocks; i++)
+		best[i] = SMR_SLOT_FREE;
 	list_for_each_entry(b, &dm->dirty_list, dirty_node) {
-		u32 band = b - dm->bands, n = 0, s;
-		u64 first = smr_band_block(dm, band);
+		u64 first = smr_band_block(dm, b - dm->bands);
+		u32 n = 0, s;
 
-		for (s = b->slot_head; s != SMR_SLOT_FREE; s = dm->slot_next[s])
-			keys[n++] = (dm->slot_lba[s] - first) << 32 | s;
-		sort(keys, n, sizeof(*keys), smr_u64_cmp, NULL);
-		for (i = 0; i < n; i = j) {
-			u32 off = keys[i] >> 32, best = (u32)keys[i];
+		for (s = b->slot_head; s != SMR_SLOT_FREE; s = dm->slot_next[s]) {
+			u32 off = dm->slot_lba[s] - first;
 
-			for (j = i + 1; j < n && (keys[j] >> 32) == off; j++)
-				if (dm->slot_seq[(u32)keys[j]] > dm->slot_seq[best])
-					best = (u32)keys[j];
+			if (best[off] == SMR_SLOT_FREE) {
+				best[off] = s;
+				offs[n++] = off;
+			} else if (dm->slot_seq[s] > dm->slot_seq[best[off]]) {
+				best[off] = s;
+			}
+			if (!(++walked & 0xffff))
+				cond_resched();
+		}
+		sort(offs, n, sizeof(*offs), smr_u16_cmp, NULL);
+		for (i = 0; i < n; i++) {
+			u32 off = offs[i];
+
 			/* Offsets arrive in order: append, merging runs. */
 			if (b->nr_ext + 1 > b->cap_ext) {
 				ret = smr_ext_resize(sc, b, b->nr_ext + 1);
@@ -528,8 +541,9 @@ static int smr_dm_rebuild(struct smr_target *sc)
 					goto out;
 			}
 			spin_lock_irq(&sc->lock);
-			smr_ext_insert(dm, b, off, 1, best);
+			smr_ext_insert(dm, b, off, 1, best[off]);
 			spin_unlock_irq(&sc->lock);
+			best[off] = SMR_SLOT_FREE;
 		}
 		cond_resched();
 	}
@@ -539,7 +553,8 @@ static int smr_dm_rebuild(struct smr_target *sc)
 	dm->cursor = dm->used ? (last_slot + 1) % dm->nr_slots : 0;
 	dm->level = 0;
 out:
-	kvfree(keys);
+	kvfree(offs);
+	kvfree(best);
 	return ret;
 }
 

@@ -12,6 +12,12 @@
 # together block by block (tests/lib/dm_race.py), to blocks that are not
 # at a band start (those go to the cache, not the band). Then flush, read
 # every block, remove and create the device, read again.
+#
+# Then a hot band: four passes over the same 255 blocks of one band, each
+# in its own order, leave 1020 slots of one band in the cache, four copies
+# of each block. A load must index the newest copy of each block (the
+# rebuild resolves them per block, not by sorting every record), and a
+# cleaning must free them all (it frees a band's slots in batches).
 
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/dm.sh"
@@ -63,6 +69,33 @@ for r in $(seq 1 $ROUNDS); do
 done
 assert_eq "blocks reading another write after the reload (of $total)" 0 "$mismatch"
 assert_eq "blocks reading neither write" 0 "$other"
+
+# ---- A hot band ---------------------------------------------------------------
+HOT=$((10 * 256 + 1)) HOTN=255 HOTR=4
+hotcheck() { python3 "$RACE" hotcheck "$D" $HOT $HOTN $HOTR; }
+check "hot band: clean the cache first" dms_msg "$D" clean
+w=$(dms_wait_clean "$D" 120) || not_ok "hot band: the cache empties" "$(dms_stats "$D")"
+if out=$(python3 "$RACE" hot "$D" $HOT $HOTN $HOTR 2>&1); then
+	ok "hot band: $HOTR passes over $HOTN blocks of band 10"
+else
+	not_ok "hot band: $HOTR passes over $HOTN blocks of band 10" "$out"
+fi
+check "hot band: flush" sync "$D"
+dms_expect "hot band: every copy is in the cache" "$D" \
+	"cache_used == $((HOTN * HOTR))" "cache_live == $HOTN" "dirty_bands == 1"
+assert_eq "hot band: blocks not holding their last write" 0 "$(hotcheck)"
+check "hot band: remove" dm_remove "$N"
+dms_create "$N" $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0 ||
+	bail "hot band: cannot create the device again"
+dms_expect "hot band: the load found every copy, and one live block each" "$D" \
+	"cache_used == $((HOTN * HOTR))" "cache_live == $HOTN" "dirty_bands == 1"
+assert_eq "hot band: blocks not holding their last write after the load" 0 "$(hotcheck)"
+check "hot band: clean" dms_msg "$D" clean
+w=$(dms_wait_clean "$D" 120) || not_ok "hot band: the cleaning frees every copy" "$(dms_stats "$D")"
+dms_expect "hot band: cleaned, every slot free" "$D" \
+	"cache_used == 0" "cache_live == 0" "dirty_bands == 0" "rmw_manual >= 1"
+assert_eq "hot band: blocks not holding their last write after the cleaning" 0 "$(hotcheck)"
+
 dms_load "$D"
 assert_eq "no write failed" 0 "${DMS[errors]:-?}"
 
