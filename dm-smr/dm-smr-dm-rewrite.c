@@ -220,30 +220,49 @@ static int smr_dm_copy_back(struct smr_target *sc, u32 band, u64 *rd,
 }
 
 /*
- * Free the slots of a cleaned band, walking its own slot list: a slot
- * whose write is still in flight stays. Under sc->lock.
+ * Free the slots of a cleaned band, walking its own slot list, at most
+ * SMR_DM_FREE_BATCH slots per hold of sc->lock: a hot band can hold a
+ * large part of the cache in superseded copies, and the lock is taken
+ * with interrupts off. Between batches the list is stable: the band is
+ * still flagged SMR_BAND_CLEANING, so writes to it are held, and the
+ * writes admitted before the flag have all completed (b->writers was 0);
+ * a slot still in flight is kept all the same, as a safety net. Returns
+ * with sc->lock held.
  */
-static void smr_dm_free_band_slots(struct smr_dm *dm, u32 band)
-{
-	struct smr_band *b = &dm->bands[band];
-	u32 s = b->slot_head, next, keep = SMR_SLOT_FREE, *tail = &keep;
-	u32 freed = 0;
+#define SMR_DM_FREE_BATCH	4096
 
-	while (s != SMR_SLOT_FREE) {
-		next = dm->slot_next[s];
-		if (test_bit(s, dm->slot_inflight)) {
-			*tail = s;
-			tail = &dm->slot_next[s];
-		} else {
-			smr_slot_free(dm, s, 1);
-			freed++;
+static void smr_dm_free_band_slots(struct smr_target *sc, u32 band)
+{
+	struct smr_dm *dm = sc->dm;
+	struct smr_band *b = &dm->bands[band];
+	u32 keep = SMR_SLOT_FREE, *tail = &keep;
+
+	spin_lock_irq(&sc->lock);
+	while (b->slot_head != SMR_SLOT_FREE) {
+		u32 freed = 0, n;
+
+		for (n = 0; n < SMR_DM_FREE_BATCH && b->slot_head != SMR_SLOT_FREE; n++) {
+			u32 s = b->slot_head;
+
+			b->slot_head = dm->slot_next[s];
+			if (test_bit(s, dm->slot_inflight)) {
+				*tail = s;
+				tail = &dm->slot_next[s];
+			} else {
+				smr_slot_free(dm, s, 1);
+				freed++;
+			}
 		}
-		s = next;
+		if (freed)
+			smr_band_lose(dm, band, freed);
+		if (b->slot_head == SMR_SLOT_FREE)
+			break;
+		spin_unlock_irq(&sc->lock);
+		cond_resched();
+		spin_lock_irq(&sc->lock);
 	}
 	*tail = SMR_SLOT_FREE;
 	b->slot_head = keep;
-	if (freed)
-		smr_band_lose(dm, band, freed);
 }
 
 void smr_dm_release_parked(struct smr_target *sc)
@@ -378,8 +397,7 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 	/* Before the writes it held are released, which trace their waits. */
 	trace_smr_clean_end(sc->label, band, reason, 0, rd << SECTOR_SHIFT,
 			    wr << SECTOR_SHIFT, ns);
-	spin_lock_irq(&sc->lock);
-	smr_dm_free_band_slots(dm, band);
+	smr_dm_free_band_slots(sc, band);
 	b->flags &= ~SMR_BAND_CLEANING;
 	b->seq_next = 0;
 	dm->state = SMR_DM_IDLE;
