@@ -39,12 +39,12 @@
 #define SMR_LBA_FREE		U64_MAX	/* slot_lba of a free slot */
 /*
  * Size limits (docs/dm-smr.rst, "Table line"). The last two keep the
- * arrays below, and the rebuild's sort keys, within what kvmalloc() gives
- * (INT_MAX bytes; beyond that it warns and fails):
+ * arrays below within what kvmalloc() gives (INT_MAX bytes; beyond that
+ * it warns and fails):
  *   capacity under 2^36 blocks (256 TiB): what is tested; the slot
  *     records hold 56 bits, so this can grow;
  *   fewer than 2^28 slots (a cache under 1 TiB): slot_lba and slot_seq
- *     are 8 bytes a slot, the rebuild's keys (one band's) too;
+ *     are 8 bytes a slot;
  *   at most 2^24 bands: struct smr_band is 104 bytes (1.6 GiB at 2^24).
  */
 #define SMR_DM_LBA_BITS		36
