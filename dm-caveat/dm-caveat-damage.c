@@ -317,6 +317,10 @@ bool cv_damage_range(struct cv_target *sc, u64 first, u64 last,
 
 static void cv_taint(struct cv_io *io, u64 a, u64 b)
 {
+	if (io->tmap) {
+		bitmap_set(io->tmap, a - io->first, b - a + 1);
+		return;
+	}
 	if (io->t0 > io->t1) {
 		io->t0 = a;
 		io->t1 = b;

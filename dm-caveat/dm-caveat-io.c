@@ -5,7 +5,7 @@
  * damage applied; the worker, which commits for flushes and FUA writes,
  * writes the damage journal for writes whose damage must be durable
  * first, and maps the writes map() found no memory for; the write
- * completion; scramble.
+ * completion; scramble; the write cache (write_cache).
  */
 #include <linux/module.h>
 #include <linux/gfp.h>
@@ -26,15 +26,20 @@ static void cv_defer(struct cv_target *sc, struct bio_list *list, struct bio *bi
 	queue_work(sc->wq, &sc->work);
 }
 
-/* A write finished (or failed before it was issued). */
-static void cv_write_done(struct cv_target *sc, struct cv_io *io,
-			  blk_status_t sts)
+/* A write finished (or failed before it was issued); lock held. */
+static void __cv_write_done(struct cv_target *sc, struct cv_io *io,
+			    blk_status_t sts)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&sc->lock, flags);
 	list_del(&io->list);
-	if (!sts) {
+	if (!sts && io->tmap) {
+		u64 n = io->last - io->first + 1, i, j;
+
+		for (i = find_first_zero_bit(io->tmap, n); i < n;
+		     i = find_next_zero_bit(io->tmap, n, j)) {
+			j = find_next_bit(io->tmap, n, i);
+			cv_set_range(sc, io->first + i, io->first + j - 1);
+		}
+	} else if (!sts) {
 		if (io->t0 > io->t1 || io->t1 < io->first || io->t0 > io->last) {
 			cv_set_range(sc, io->first, io->last);
 		} else {
@@ -45,6 +50,15 @@ static void cv_write_done(struct cv_target *sc, struct cv_io *io,
 		}
 	}
 	cv_unpin(sc, io->first, io->last);
+}
+
+static void cv_write_done(struct cv_target *sc, struct cv_io *io,
+			  blk_status_t sts)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->lock, flags);
+	__cv_write_done(sc, io, sts);
 	spin_unlock_irqrestore(&sc->lock, flags);
 }
 
@@ -86,6 +100,272 @@ static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 	dm_submit_bio_remap(bio, clone);
 }
 
+static int cv_map_write(struct cv_target *sc, struct bio *bio,
+			struct cv_io *io, bool in_map);
+static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io);
+
+/*
+ * The write cache (table option write_cache). A write that must wait for
+ * its damage to be durable (a journal block) is copied, and the copy waits
+ * instead: the host's write completes at once, as a drive's volatile cache
+ * completes a write before the medium has it. Nothing of the rule
+ * changes: the damage was applied when the write was mapped, and the
+ * copy, like the write, reaches its home only after the damage is
+ * durable, so the map is never falsely clean. What the host must be able
+ * to rely on, a disk with a volatile cache gives too:
+ *  - a flush covers every write completed before it: the worker puts
+ *    every copy on the disk before the commit that ends the flush
+ *    (cv_wc_drain());
+ *  - a read sees a completed write: a read overlapping a copy not yet
+ *    home waits in held_bios until it is, and so does a write (it must
+ *    land after it);
+ *  - a copy that fails to reach its home fails the next flush (its
+ *    blocks stay maybe damaged, the safe side).
+ * Its memory is bounded: at most CV_WC_MAX_WRITES writes and wc_max
+ * blocks, taken without waiting (GFP_NOWAIT); when either is short the
+ * write waits in the worker as it would without a cache. FUA writes are
+ * not cached. The table requires a backing device with a volatile cache,
+ * so the device advertises one and file systems send flushes.
+ */
+static inline bool cv_is_wc(struct cv_target *sc, struct bio *bio)
+{
+	return bio->bi_pool == &sc->wc_bs;
+}
+
+/* The write state of a bio of the wal list: a host write's or a copy's. */
+static struct cv_io *cv_wal_io(struct cv_target *sc, struct bio *bio)
+{
+	if (cv_is_wc(sc, bio))
+		return &container_of(bio, struct cv_wc, bio)->io;
+	return dm_per_bio_data(bio, sizeof(struct cv_io));
+}
+
+/* Does any copy not yet home hold blocks @first..@last? Lock held. */
+static bool cv_wc_overlaps(struct cv_target *sc, u64 first, u64 last)
+{
+	return !RB_EMPTY_ROOT(&sc->wc_tree.rb_root) &&
+		interval_tree_iter_first(&sc->wc_tree, first, last);
+}
+
+/*
+ * Blocks of @d0..@d1 that cached writes hold, are not valid yet and no
+ * later write damaged: the host was told those writes completed, so a
+ * write damaging them loses live data, as one damaging valid blocks does.
+ * Lock held. @lo, @hi: the first and last victim, merged with those of
+ * the @have valid blocks found before. Cached writes never overlap (a
+ * write overlapping one waits), and hold at most CV_WC_MAX_BLOCKS blocks
+ * each: the cost is bounded by the cache, not the device.
+ */
+static u64 cv_wc_live(struct cv_target *sc, u64 d0, u64 d1, u64 have,
+		      u64 *lo, u64 *hi)
+{
+	struct interval_tree_node *n;
+	u64 live = 0, b;
+
+	if (RB_EMPTY_ROOT(&sc->wc_tree.rb_root))
+		return 0;
+	for (n = interval_tree_iter_first(&sc->wc_tree, d0, d1); n;
+	     n = interval_tree_iter_next(n, d0, d1)) {
+		struct cv_wc *wc = container_of(n, struct cv_wc, node);
+
+		for (b = max(d0, (u64)n->start); b <= min(d1, (u64)n->last); b++) {
+			if (test_bit(b - n->start, wc->tmap) ||
+			    cv_block_valid(sc, b))
+				continue;
+			if (!have && !live) {
+				*lo = b;
+				*hi = b;
+			} else {
+				*lo = min(*lo, b);
+				*hi = max(*hi, b);
+			}
+			live++;
+		}
+	}
+	return live;
+}
+
+/* Room for this write in the cache? Lock held; reserves it. */
+static bool cv_wc_reserve(struct cv_target *sc, struct bio *bio,
+			  struct cv_io *io)
+{
+	u64 n = io->last - io->first + 1;
+
+	if (!sc->wc_max || io->fua ||
+	    bio->bi_iter.bi_size > CV_WC_MAX_BIO_PAGES * PAGE_SIZE ||
+	    sc->wc_nr >= CV_WC_MAX_WRITES || sc->wc_blocks + n > sc->wc_max)
+		return false;
+	sc->wc_nr++;
+	sc->wc_blocks += n;
+	return true;
+}
+
+static void cv_wc_unreserve(struct cv_target *sc, struct cv_io *io)
+{
+	sc->wc_nr--;
+	sc->wc_blocks -= io->last - io->first + 1;
+}
+
+/*
+ * A copy is done with: home (or failed, @sts). Its blocks become valid as
+ * a host write's would, it leaves the cache, and what waited on it is
+ * mapped again by the worker. From bio completion too.
+ */
+static void cv_wc_done(struct cv_target *sc, struct cv_wc *wc,
+		       blk_status_t sts)
+{
+	struct bio *copy = &wc->bio;
+	unsigned long flags;
+	bool held, empty;
+
+	if (sts)
+		DMERR_LIMIT("%s: cached write of blocks %llu+%llu failed (%d); the next flush fails",
+			    cv_name(sc), wc->io.first,
+			    wc->io.last - wc->io.first + 1,
+			    blk_status_to_errno(sts));
+	spin_lock_irqsave(&sc->lock, flags);
+	__cv_write_done(sc, &wc->io, sts);
+	interval_tree_remove(&wc->node, &sc->wc_tree);
+	cv_wc_unreserve(sc, &wc->io);
+	sc->wc_pages -= copy->bi_vcnt;
+	if (sts)
+		sc->wc_error = true;
+	held = !bio_list_empty(&sc->held_bios);
+	empty = !sc->wc_nr;
+	spin_unlock_irqrestore(&sc->lock, flags);
+	bio_free_pages(copy);
+	bio_put(copy);
+	if (held)
+		queue_work(sc->wq, &sc->work);
+	if (empty)
+		wake_up(&sc->wc_wait);
+}
+
+static void cv_wc_endio(struct bio *copy)
+{
+	struct cv_wc *wc = container_of(copy, struct cv_wc, bio);
+	struct cv_target *sc = wc->sc;
+
+	unsigned long flags;
+
+	cv_wc_done(sc, wc, copy->bi_status);
+	/*
+	 * Under the lock: cv_wc_drain() takes it once it has seen the count
+	 * reach 0, so suspend (and the destructor after it) cannot free sc
+	 * while this wake_up() is still running.
+	 */
+	spin_lock_irqsave(&sc->lock, flags);
+	if (atomic_dec_and_test(&sc->wc_issued))
+		wake_up(&sc->wc_wait);
+	spin_unlock_irqrestore(&sc->lock, flags);
+}
+
+/*
+ * Take a reserved write into the cache: copy its data, put the copy in
+ * its place (on the inflight list, in the wal list) and complete the
+ * write. False, with nothing changed, if memory is short.
+ */
+static bool cv_wc_take(struct cv_target *sc, struct bio *bio,
+		       struct cv_io *io)
+{
+	unsigned int left = bio->bi_iter.bi_size;
+	unsigned int i, nr = DIV_ROUND_UP(left, PAGE_SIZE);
+	struct bio *copy;
+	struct cv_wc *wc;
+
+	copy = bio_alloc_bioset(sc->dev->bdev, nr, REQ_OP_WRITE,
+				GFP_NOWAIT | __GFP_NOWARN, &sc->wc_bs);
+	if (!copy)
+		return false;
+	for (i = 0; i < nr; i++) {
+		unsigned int len = min_t(unsigned int, left, PAGE_SIZE);
+		struct page *page = alloc_page(GFP_NOWAIT | __GFP_NOWARN);
+
+		if (!page) {
+			bio_free_pages(copy);
+			bio_put(copy);
+			return false;
+		}
+		__bio_add_page(copy, page, len, 0);
+		left -= len;
+	}
+	bio_copy_data(copy, bio);
+	copy->bi_iter.bi_sector = sc->data_start +
+		dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	copy->bi_end_io = cv_wc_endio;
+	wc = container_of(copy, struct cv_wc, bio);
+	wc->sc = sc;
+	wc->node.start = io->first;
+	wc->node.last = io->last;
+
+	spin_lock_irq(&sc->lock);
+	/* Writes mapped since may have tainted io: copy it under the lock. */
+	wc->io = *io;
+	list_replace(&io->list, &wc->io.list);
+	bitmap_zero(wc->tmap, CV_WC_MAX_BLOCKS);
+	if (io->t0 <= io->t1)
+		bitmap_set(wc->tmap, io->t0 - io->first, io->t1 - io->t0 + 1);
+	wc->io.tmap = wc->tmap;
+	interval_tree_insert(&wc->node, &sc->wc_tree);
+	sc->wc_pages += nr;
+	sc->stats.cached_writes++;
+	bio_list_add(&sc->wal_bios, copy);
+	spin_unlock_irq(&sc->lock);
+	bio_endio(bio);
+	return true;
+}
+
+/*
+ * For a flush and for suspend: every copy issued so far is home. The
+ * worker issued them (cv_issue_wal()) and issues no more while it waits;
+ * each completes on its own, so the wait ends when the backing device
+ * ends those writes.
+ */
+void cv_wc_drain(struct cv_target *sc)
+{
+	wait_event(sc->wc_wait, !atomic_read(&sc->wc_issued));
+	/* The last completion may still be in its wake_up(): let it leave. */
+	spin_lock_irq(&sc->lock);
+	spin_unlock_irq(&sc->lock);
+}
+
+/*
+ * dump and query report what the medium holds, and a cached write is
+ * valid there only once it is home: let the cache empty first. Bounded,
+ * as writes may keep coming; the answer is then as of that moment.
+ */
+void cv_wc_settle(struct cv_target *sc)
+{
+	if (sc->wc_max)
+		wait_event_timeout(sc->wc_wait, !READ_ONCE(sc->wc_nr),
+				   msecs_to_jiffies(CV_WC_SETTLE_MS));
+}
+
+/* Reads and writes that waited for a copy to reach its home: map again. */
+static void cv_map_held(struct cv_target *sc)
+{
+	struct bio_list held;
+	struct bio *bio;
+
+	spin_lock_irq(&sc->lock);
+	held = sc->held_bios;
+	bio_list_init(&sc->held_bios);
+	spin_unlock_irq(&sc->lock);
+	while ((bio = bio_list_pop(&held))) {
+		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+		int r;
+
+		if (bio_op(bio) == REQ_OP_WRITE)
+			r = cv_map_write(sc, bio, io, false);
+		else
+			r = cv_map_read(sc, bio, io);
+		if (r == DM_MAPIO_KILL)
+			bio_io_error(bio);
+		else if (r == DM_MAPIO_REMAPPED)
+			dm_submit_bio_remap(bio, NULL);
+	}
+}
+
 /* With scramble: overwrite the damage range on the backing device. */
 static int cv_scramble_range(struct cv_target *sc, u64 d0, u64 d1)
 {
@@ -111,9 +391,6 @@ static int cv_scramble_range(struct cv_target *sc, u64 d0, u64 d1)
 	}
 	return ret;
 }
-
-static int cv_map_write(struct cv_target *sc, struct bio *bio,
-			struct cv_io *io, bool in_map);
 
 /*
  * Make every damage applied so far durable, for the writes waiting on it:
@@ -141,11 +418,52 @@ void cv_nomem_work(struct work_struct *work)
 	queue_work(sc->wq, &sc->work);
 }
 
+/*
+ * The writes whose damage is durable now (or whose durability failed,
+ * @sts): issue them, scrambling first where asked.
+ */
+static void cv_issue_wal(struct cv_target *sc, struct bio_list *wal,
+			 blk_status_t sts)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(wal))) {
+		struct cv_io *io = cv_wal_io(sc, bio);
+		blk_status_t s = sts;
+
+		/* The damage is durable: the write may now destroy the data. */
+		if (sc->scramble && io->live) {
+			if (!s && cv_scramble_range(sc, io->d0, io->d1))
+				s = BLK_STS_IOERR;
+			/* Writes queued behind it are submitted after it. */
+			spin_lock_irq(&sc->lock);
+			sc->scrambles_pending--;
+			spin_unlock_irq(&sc->lock);
+		}
+		if (cv_is_wc(sc, bio)) {
+			if (s) {
+				cv_wc_done(sc, container_of(bio, struct cv_wc, bio), s);
+			} else {
+				atomic_inc(&sc->wc_issued);
+				submit_bio(bio);
+			}
+			continue;
+		}
+		if (s) {
+			cv_write_done(sc, io, s);
+			bio->bi_status = s;
+			bio_endio(bio);
+			continue;
+		}
+		cv_submit_write(sc, bio);
+	}
+}
+
 void cv_work(struct work_struct *work)
 {
 	struct cv_target *sc = container_of(work, struct cv_target, work);
 	struct bio_list wal, commits, flushes, nomem;
-	blk_status_t sts = BLK_STS_OK;
+	blk_status_t sts = BLK_STS_OK, fsts;
 	struct bio *bio;
 	u64 end;
 
@@ -160,6 +478,7 @@ void cv_work(struct work_struct *work)
 		if (cv_map_write(sc, bio, io, false) == DM_MAPIO_KILL)
 			bio_io_error(bio);
 	}
+	cv_map_held(sc);
 
 	spin_lock_irq(&sc->lock);
 	wal = sc->wal_bios;
@@ -174,6 +493,16 @@ void cv_work(struct work_struct *work)
 	    bio_list_empty(&flushes))
 		return;
 	/*
+	 * A flush covers the writes the cache completed before it, and those
+	 * are all in wal or issued by now: their damage is made durable and
+	 * they go home before the commit below.
+	 */
+	if (sc->wc_max && !bio_list_empty(&flushes)) {
+		cv_issue_wal(sc, &wal, cv_make_durable(sc) ?
+			     BLK_STS_IOERR : BLK_STS_OK);
+		cv_wc_drain(sc);
+	}
+	/*
 	 * Flushes and FUA writes need everything durable: a whole commit.
 	 * Writes waiting on damage need only the damage: the journal.
 	 */
@@ -186,10 +515,19 @@ void cv_work(struct work_struct *work)
 	/* A flush ends when the drive has done all it was sent. */
 	end = cv_tm_md(sc);
 
+	/* ... and fails if a write the cache completed before it was lost. */
+	fsts = sts;
+	if (!bio_list_empty(&flushes)) {
+		spin_lock_irq(&sc->lock);
+		if (sc->wc_error)
+			fsts = BLK_STS_IOERR;
+		sc->wc_error = false;
+		spin_unlock_irq(&sc->lock);
+	}
 	while ((bio = bio_list_pop(&flushes))) {
 		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 
-		bio->bi_status = sts;
+		bio->bi_status = fsts;
 		io->tm.end = end;
 		cv_end_bio(sc, bio);
 	}
@@ -200,27 +538,7 @@ void cv_work(struct work_struct *work)
 		io->tm.end = max(io->tm.end, end);
 		cv_end_bio(sc, bio);
 	}
-	while ((bio = bio_list_pop(&wal))) {
-		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
-		blk_status_t s = sts;
-
-		/* The damage is durable: the write may now destroy the data. */
-		if (sc->scramble && io->live) {
-			if (!s && cv_scramble_range(sc, io->d0, io->d1))
-				s = BLK_STS_IOERR;
-			/* Writes queued behind it are submitted after it. */
-			spin_lock_irq(&sc->lock);
-			sc->scrambles_pending--;
-			spin_unlock_irq(&sc->lock);
-		}
-		if (s) {
-			cv_write_done(sc, io, s);
-			bio->bi_status = s;
-			bio_endio(bio);
-			continue;
-		}
-		cv_submit_write(sc, bio);
-	}
+	cv_issue_wal(sc, &wal, sts);
 }
 
 /*
@@ -272,7 +590,7 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 	unsigned int nr = bio_sectors(bio);
 	u64 lo = 0, hi = 0, live = 0;
 	unsigned int need;
-	bool dmg, defer;
+	bool dmg, defer, wc;
 
 	if (unlikely((sector | nr) & ((1U << sc->bshift) - 1))) {
 		DMERR_LIMIT("%s: write of %u sectors at sector %llu is not aligned to the %u-byte block size",
@@ -286,6 +604,7 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 	io->fua = bio->bi_opf & REQ_FUA;
 	io->t0 = 1;
 	io->t1 = 0;
+	io->tmap = NULL;
 	io->live = false;
 	dmg = cv_damage_range(sc, io->first, io->last, &io->d0, &io->d1);
 	if (!dmg) {
@@ -295,7 +614,17 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 
 	for (;;) {
 		spin_lock_irq(&sc->lock);
-		live = dmg ? cv_count_valid(sc, io->d0, io->d1, &lo, &hi) : 0;
+		if (cv_wc_overlaps(sc, io->first, io->last)) {
+			/* A cached write is still to land there: after it. */
+			bio_list_add(&sc->held_bios, bio);
+			spin_unlock_irq(&sc->lock);
+			return DM_MAPIO_SUBMITTED;
+		}
+		live = 0;
+		if (dmg) {
+			live = cv_count_valid(sc, io->d0, io->d1, &lo, &hi);
+			live += cv_wc_live(sc, io->d0, io->d1, live, &lo, &hi);
+		}
 		need = cv_edge_need(sc, io->first, io->last, true);
 		if (live)
 			need += cv_edge_need(sc, io->d0, io->d1, false);
@@ -341,7 +670,8 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 		if (live)
 			sc->scrambles_pending++;
 	}
-	if (defer)
+	wc = defer && cv_wc_reserve(sc, bio, io);
+	if (defer && !wc)
 		bio_list_add(&sc->wal_bios, bio);
 	spin_unlock_irq(&sc->lock);
 
@@ -354,6 +684,14 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 		DMINFO_LIMIT("%s: write of blocks %llu+%llu damaged %llu live blocks in %llu..%llu (damage range %llu..%llu)",
 			     cv_name(sc), io->first, io->last - io->first + 1,
 			     live, lo, hi, io->d0, io->d1);
+	}
+	/* Completed here, or waiting in the worker: in the wal list. */
+	if (wc && !cv_wc_take(sc, bio, io)) {
+		spin_lock_irq(&sc->lock);
+		cv_wc_unreserve(sc, io);
+		bio_list_add(&sc->wal_bios, bio);
+		spin_unlock_irq(&sc->lock);
+		wake_up(&sc->wc_wait);	/* cv_wc_settle() may wait for wc_nr 0 */
 	}
 	if (defer)
 		queue_work(sc->wq, &sc->work);
@@ -370,6 +708,12 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io)
 	bool ok, any = true;
 
 	spin_lock_irq(&sc->lock);
+	if (cv_wc_overlaps(sc, first, last)) {
+		/* A cached write is still to land there: read after it. */
+		bio_list_add(&sc->held_bios, bio);
+		spin_unlock_irq(&sc->lock);
+		return DM_MAPIO_SUBMITTED;
+	}
 	ok = cv_all_valid(sc, first, last);
 	if (!ok) {
 		sc->stats.damaged_reads++;

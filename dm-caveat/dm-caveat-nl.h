@@ -27,6 +27,7 @@ struct cv_stats {
 	u64 damaged_reads;	/* reads touching maybe-damaged blocks */
 	u64 commits;		/* whole metadata commits */
 	u64 journal_writes;	/* damage journal blocks written */
+	u64 cached_writes;	/* writes acknowledged from the write cache */
 };
 
 /* The counters and the geometry, for the dump. */

@@ -15,7 +15,7 @@ static size_t cv_mem_bytes(struct cv_target *sc)
 	return sizeof(*sc) + sc->nr_chunks * sizeof(struct cv_chunk) +
 		(sc->nr_bitmaps + sc->nr_spare) * PAGE_SIZE +
 		smr_slots_mem_bytes(&sc->md) + !!sc->scramble_page * PAGE_SIZE +
-		!!sc->jr_page * PAGE_SIZE;
+		!!sc->jr_page * PAGE_SIZE + sc->wc_pages * PAGE_SIZE;
 }
 
 /*
@@ -24,6 +24,7 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  *   <writes> <damaging_writes> <damaged_blocks> <live_damage_writes>
  *   <live_damaged_blocks> <damaged_reads> <valid_blocks> <commits>
  *   <mem_bytes> <journal_writes> <model_busy_ms> <model_lag_ms>
+ *   <cached_writes>
  *
  * Counters since creation or the last clear_stats message: writes are
  * write bios; damaging_writes those whose damage range (after clipping)
@@ -39,6 +40,8 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  * memory this device holds (damage map and buffers). model_busy_ms and
  * model_lag_ms are the timing model's (smr-timing.h), 0 without it: the
  * modelled busy time, and how far the backing device fell behind it.
+ * cached_writes counts the writes the write cache completed before their
+ * home write (last: it came after the timing fields).
  */
 void cv_status(struct dm_target *ti, status_type_t type,
 		      unsigned int status_flags, char *result,
@@ -60,12 +63,12 @@ void cv_status(struct dm_target *ti, status_type_t type,
 		spin_unlock_irq(&sc->lock);
 		if (sc->tm)
 			smr_tm_get_stats(sc->tm, &ts);
-		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu %llu %llu %llu",
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu %llu %llu %llu %llu",
 		       st.writes, st.damaging_writes, st.damaged_blocks,
 		       st.live_damage_writes, st.live_damaged_blocks,
 		       st.damaged_reads, valid, st.commits, mem,
 		       st.journal_writes, div_u64(ts.busy_ns, NSEC_PER_MSEC),
-		       div_u64(ts.lag_ns, NSEC_PER_MSEC));
+		       div_u64(ts.lag_ns, NSEC_PER_MSEC), st.cached_writes);
 		break;
 	case STATUSTYPE_TABLE:
 		/* "format" is not printed back: reloading must not format. */
@@ -73,7 +76,8 @@ void cv_status(struct dm_target *ti, status_type_t type,
 		nopt = 2 * !!(sc->opt_mask & CV_OPT_BLOCK_SIZE) +
 			2 * !!(sc->opt_mask & CV_OPT_UNSHINGLED) +
 			2 * !!(sc->opt_mask & CV_OPT_ODR) +
-			!!(sc->opt_mask & CV_OPT_SCRAMBLE);
+			!!(sc->opt_mask & CV_OPT_SCRAMBLE) +
+			2 * !!(sc->opt_mask & CV_OPT_WRITE_CACHE);
 		if (nopt || sc->tm)
 			DMEMIT(" %u", nopt);
 		if (sc->opt_mask & CV_OPT_BLOCK_SIZE)
@@ -85,14 +89,16 @@ void cv_status(struct dm_target *ti, status_type_t type,
 			       sc->zero_reads ? "zero" : "error");
 		if (sc->opt_mask & CV_OPT_SCRAMBLE)
 			DMEMIT(" scramble");
+		if (sc->opt_mask & CV_OPT_WRITE_CACHE)
+			DMEMIT(" write_cache %llu", sc->wc_max);
 		smr_tm_emit(smr_tm_params_of(sc->tm), result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
-		DMEMIT(",capacity=%llu,block_size=%u,did=%llu,dnor=%llu,unshingled=%llu,on_damaged_read=%s,scramble=%c;",
+		DMEMIT(",capacity=%llu,block_size=%u,did=%llu,dnor=%llu,unshingled=%llu,on_damaged_read=%s,scramble=%c,write_cache=%llu;",
 		       sc->nr_blocks, sc->block_size, sc->did, sc->dnor,
 		       sc->unshingled, sc->zero_reads ? "zero" : "error",
-		       sc->scramble ? 'y' : 'n');
+		       sc->scramble ? 'y' : 'n', sc->wc_max);
 		break;
 	}
 }
@@ -159,6 +165,7 @@ static int cv_msg_dump(struct cv_target *sc, unsigned int argc, char **argv,
 		return -EINVAL;
 	}
 	end = start + count;
+	cv_wc_settle(sc);
 	spin_lock_irq(&sc->lock);
 	for (pos = start; pos < end; pos = e) {
 		e = cv_run_end(sc, pos, end, &v);
@@ -206,6 +213,7 @@ int cv_message(struct dm_target *ti, unsigned int argc, char **argv,
 			      cv_name(sc), sc->nr_blocks);
 			return -EINVAL;
 		}
+		cv_wc_settle(sc);
 		spin_lock_irq(&sc->lock);
 		v = cv_block_valid(sc, b);
 		spin_unlock_irq(&sc->lock);

@@ -42,13 +42,15 @@ static const struct smr_opt cv_opts[] = {
 	  .bad = "on_damaged_read must be error or zero" },
 	{ .name = "scramble", .flag = true },
 	{ .name = "format", .flag = true },
+	{ .name = "write_cache", .max = U32_MAX,
+	  .bad = "Invalid write_cache (a number of blocks)" },
 };
 
 static const struct smr_opt_table cv_opt_table = {
 	.opts = cv_opts,
 	.nr = ARRAY_SIZE(cv_opts),
 	.count_error = "Invalid number of optional arguments",
-	.unknown_error = "Unknown optional argument (block_size, unshingled, on_damaged_read, scramble, format)",
+	.unknown_error = "Unknown optional argument (block_size, unshingled, on_damaged_read, scramble, format, write_cache)",
 	.timing = true,
 };
 
@@ -59,7 +61,8 @@ static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as,
 	unsigned long given;
 	int ret;
 
-	BUILD_BUG_ON(CV_OPT_FORMAT != 1 << 4 || CV_OPT_SCRAMBLE != 1 << 3);
+	BUILD_BUG_ON(CV_OPT_FORMAT != 1 << 4 || CV_OPT_SCRAMBLE != 1 << 3 ||
+		     CV_OPT_WRITE_CACHE != 1 << 5);
 	ret = smr_parse_opts(&cv_opt_table, as, &given, v, &sc->ti->error);
 	if (ret)
 		return ret;
@@ -72,6 +75,8 @@ static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as,
 		sc->zero_reads = v[2];
 	sc->scramble = given & CV_OPT_SCRAMBLE;
 	sc->format = given & CV_OPT_FORMAT;
+	if (given & CV_OPT_WRITE_CACHE)
+		sc->wc_max = v[5];
 	return smr_tm_parse(as, SMR_TM_KEYS_NO_CACHE, tp, &sc->ti->error);
 }
 
@@ -102,6 +107,10 @@ static int cv_check_geometry(struct cv_target *sc)
 		ti->error = "Device too large";
 		return -EINVAL;
 	}
+	if (sc->wc_max > CV_WC_MAX_BYTES / sc->block_size) {
+		ti->error = "write_cache too large (at most 64 MiB of blocks)";
+		return -EINVAL;
+	}
 	sc->md_pages = cv_md_pages(sc->nr_blocks);
 	sc->nr_chunks = DIV_ROUND_UP_ULL(sc->nr_blocks, CV_CHUNK_BLOCKS);
 	/*
@@ -119,6 +128,7 @@ static void cv_free(struct cv_target *sc)
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);
+	bioset_exit(&sc->wc_bs);
 	cv_md_exit(sc);
 	smr_tm_destroy(sc->tm);
 	if (sc->jr_page)
@@ -156,6 +166,10 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	bio_list_init(&sc->commit_bios);
 	bio_list_init(&sc->flush_bios);
 	bio_list_init(&sc->nomem_bios);
+	bio_list_init(&sc->held_bios);
+	sc->wc_tree = RB_ROOT_CACHED;
+	atomic_set(&sc->wc_issued, 0);
+	init_waitqueue_head(&sc->wc_wait);
 	INIT_WORK(&sc->work, cv_work);
 	INIT_DELAYED_WORK(&sc->nomem_dwork, cv_nomem_work);
 
@@ -180,6 +194,21 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ret = cv_check_geometry(sc);
 	if (ret)
 		goto bad;
+	/*
+	 * The cache completes writes before they are durable: only a device
+	 * that advertises a volatile cache may, and dm advertises one when
+	 * the backing device has one. Scramble and the timing model order
+	 * and time the writes themselves; the cache would reorder them.
+	 */
+	ret = -EINVAL;
+	if (sc->wc_max && !bdev_write_cache(sc->dev->bdev)) {
+		ti->error = "write_cache needs a backing device with a volatile write cache";
+		goto bad;
+	}
+	if (sc->wc_max && (sc->scramble || tp.given)) {
+		ti->error = "write_cache cannot be combined with scramble or timing";
+		goto bad;
+	}
 	if (tp.given) {
 		sc->tm = smr_tm_create(&tp, ti->len, &ti->error);
 		if (IS_ERR(sc->tm)) {
@@ -214,6 +243,14 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (ret) {
 		ti->error = "Cannot allocate the bio set";
 		goto bad;
+	}
+	if (sc->wc_max) {
+		ret = bioset_init(&sc->wc_bs, BIO_POOL_SIZE,
+				  offsetof(struct cv_wc, bio), BIOSET_NEED_BVECS);
+		if (ret) {
+			ti->error = "Cannot allocate the write cache's bio set";
+			goto bad;
+		}
 	}
 	sc->wq = alloc_ordered_workqueue("dm-caveat-%s", WQ_MEM_RECLAIM,
 					 dm_table_device_name(ti->table));
@@ -300,8 +337,13 @@ static void cv_postsuspend(struct dm_target *ti)
 {
 	struct cv_target *sc = ti->private;
 
-	/* No I/O is in flight now: make the damage map durable. */
+	/*
+	 * No host I/O is in flight now, but the write cache's copies may be:
+	 * the worker issues the last of them, and they reach their homes
+	 * before the damage map is made durable.
+	 */
 	flush_workqueue(sc->wq);
+	cv_wc_drain(sc);
 	cv_commit(sc);
 }
 

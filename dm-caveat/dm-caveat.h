@@ -26,6 +26,9 @@
  *    of a batch (dm-caveat-journal.c), or a whole commit when the journal
  *    is full; while such damage is not yet durable, every write with a
  *    non-empty damage range takes the same path;
+ *  - with write_cache, such a write is copied and completed at once; the
+ *    copy takes its place (dm-caveat-io.c), and a flush waits for every
+ *    copy to reach its home before it commits;
  *  - valid marks are applied when a write completes successfully and are
  *    made durable by the next flush or FUA (commit = snapshot the dirty
  *    metadata pages, flush the backing device, write them, flush again);
@@ -41,6 +44,9 @@
  *             scramble            overwrite live blocks on the backing
  *                                 device when they are damaged
  *             format              start over: every block maybe damaged
+ *             write_cache <blocks> acknowledge writes that wait for their
+ *                                 damage to be durable from a copy of
+ *                                 at most this many blocks (0: off)
  *
  * Shared types and prototypes. The target is split by job, as dm-zoned is:
  *   dm-caveat-target.c  table parsing, construction, resume and suspend
@@ -64,9 +70,11 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/device-mapper.h>
+#include <linux/interval_tree.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "smr-compat.h"
@@ -95,6 +103,17 @@
 #define CV_MAX_BLOCK_SIZE	65536
 #define CV_MAX_DID		(1ULL << 32)
 
+/*
+ * The write cache (write_cache <blocks>, dm-caveat-io.c). It holds at
+ * most this many writes, so that one journal block takes the damage of
+ * all of them, and this much data; a larger write is not cached.
+ */
+#define CV_WC_MAX_WRITES	128
+#define CV_WC_MAX_BYTES		(64ULL << 20)
+#define CV_WC_MAX_BIO_PAGES	64
+#define CV_WC_MAX_BLOCKS	(CV_WC_MAX_BIO_PAGES * PAGE_SIZE / CV_MIN_BLOCK_SIZE)
+#define CV_WC_SETTLE_MS		10000	/* dump and query wait for it to empty */
+
 struct cv_chunk {
 	unsigned long *bits;	/* NULL: none valid, CV_FULL: all, else bitmap */
 	unsigned int pins;	/* writes in flight that will set bits here */
@@ -113,6 +132,7 @@ struct cv_target {
 	bool zero_reads;
 	bool scramble;
 	bool format;
+	u64 wc_max;		/* write_cache: blocks it may hold; 0 off */
 	unsigned int opt_mask;
 	unsigned int bshift;	/* log2 of sectors per block */
 	u64 nr_blocks;
@@ -160,6 +180,17 @@ struct cv_target {
 	 * scrambled over, while the map says it is valid.
 	 */
 	unsigned int scrambles_pending;
+	/*
+	 * The write cache: writes acknowledged before their home write
+	 * (struct cv_wc), from acknowledgement until that write completes.
+	 * Reads and writes overlapping one wait in held_bios until it has.
+	 */
+	struct rb_root_cached wc_tree;	/* their blocks */
+	unsigned int wc_nr;		/* writes, counting those being copied */
+	u64 wc_blocks;			/* ... their blocks */
+	u64 wc_pages;			/* pages of the copies */
+	bool wc_error;			/* one failed: the next flush fails */
+	struct bio_list held_bios;
 	struct cv_stats stats;
 
 	/* Deferred work. */
@@ -171,6 +202,9 @@ struct cv_target {
 	struct workqueue_struct *wq;
 	struct work_struct work;
 	struct bio_set bs;
+	struct bio_set wc_bs;		/* the write cache's copies */
+	atomic_t wc_issued;		/* copies submitted and not completed */
+	wait_queue_head_t wc_wait;	/* ... for flushes and suspend */
 	struct page *scramble_page;
 	/* The timing model (smr-timing.h); NULL when off. */
 	struct smr_tm *tm;
@@ -185,6 +219,7 @@ enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_READ_ZERO };
 #define CV_OPT_ODR		4
 #define CV_OPT_SCRAMBLE		8
 #define CV_OPT_FORMAT		16
+#define CV_OPT_WRITE_CACHE	32
 
 /* Per bio data. */
 struct cv_io {
@@ -192,12 +227,32 @@ struct cv_io {
 	u64 first, last;	/* blocks written */
 	u64 d0, d1;		/* damage range; d0 > d1: none */
 	u64 t0, t1;		/* not to be marked valid; t0 > t1: none */
+	unsigned long *tmap;	/* a cached write's: those blocks exactly, by
+				   bit from first (t0, t1 unused); else NULL */
 	struct bvec_iter iter;	/* partially damaged read, zero mode */
 	u8 kind;
 	bool fua;
 	bool live;		/* damaged valid blocks (scramble them) */
 	blk_status_t status;
 	struct smr_tm_bio tm;	/* with the timing model: its modelled end */
+};
+
+/*
+ * A write in the write cache: its own copy of the data, a bio to its
+ * home on the backing device, and the write's state as map() made it.
+ */
+struct cv_wc {
+	struct interval_tree_node node;	/* blocks io.first..io.last */
+	struct cv_target *sc;
+	/*
+	 * Its blocks damaged by later writes, exactly: a cached write is
+	 * in flight long enough to be damaged in several places, and one
+	 * range around them all (a host write's t0, t1) would keep blocks
+	 * between them from becoming valid.
+	 */
+	DECLARE_BITMAP(tmap, CV_WC_MAX_BLOCKS);
+	struct cv_io io;		/* on the inflight list, as a host write's */
+	struct bio bio;			/* last: wc_bs's front pad is the rest */
 };
 
 /* End a bio: at its modelled end (io->tm.end) with the timing model. */
@@ -268,6 +323,8 @@ int cv_map(struct dm_target *ti, struct bio *bio);
 int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void cv_work(struct work_struct *work);
 void cv_nomem_work(struct work_struct *work);
+void cv_wc_settle(struct cv_target *sc);
+void cv_wc_drain(struct cv_target *sc);
 
 /* Functions defined in dm-caveat-status.c */
 void cv_status(struct dm_target *ti, status_type_t type,

@@ -12,12 +12,13 @@ cv_py() {
 # cv_field NAME FIELD: one field of the caveat status line (see
 # docs/dm-caveat.rst): writes damaging_writes damaged_blocks
 # live_damage_writes live_damaged_blocks damaged_reads valid_blocks
-# commits mem_bytes journal_writes.
+# commits mem_bytes journal_writes model_busy_ms model_lag_ms
+# cached_writes.
 cv_field() {
 	local i=0 f
 	for f in writes damaging_writes damaged_blocks live_damage_writes \
 		live_damaged_blocks damaged_reads valid_blocks commits mem_bytes \
-		journal_writes; do
+		journal_writes model_busy_ms model_lag_ms cached_writes; do
 		if [ "$f" = "$2" ]; then
 			dmsetup status "$1" | awk -v k=$((i + 4)) '{ print $k }'
 			return

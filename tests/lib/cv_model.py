@@ -212,7 +212,7 @@ def kernel_dump(name, start=None, count=None, message=None):
 STATUS_FIELDS = ['writes', 'damaging_writes', 'damaged_blocks',
                  'live_damage_writes', 'live_damaged_blocks', 'damaged_reads',
                  'valid_blocks', 'commits', 'mem_bytes', 'journal_writes',
-                 'model_busy_ms', 'model_lag_ms']
+                 'model_busy_ms', 'model_lag_ms', 'cached_writes']
 
 
 def kernel_status(name):
