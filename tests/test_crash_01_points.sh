@@ -10,7 +10,7 @@
 # says what must hold). Unlike the crash-boot tests (test_*_05_crash,
 # test_cv_06_crash), this needs no reboot and leaves no point to chance.
 #
-# The size here is the CI's. CP_MODELS (dm hm cv), CP_ROUNDS, CP_OPS,
+# The size here is the CI's. CP_MODELS (dm hm cv cvwc), CP_ROUNDS, CP_OPS,
 # CP_SUBSETS and CP_MAX_POINTS (0: every point) make it larger;
 # docs/testing.md gives the figures of a larger run.
 
@@ -36,39 +36,45 @@ OPS=${CP_OPS:-24}
 SUBSETS=${CP_SUBSETS:-1}
 MAXP=${CP_MAX_POINTS:-60}
 
-# cp_model MODEL BACKING_MB BLOCKS TABLE [crashpoints options]: record and
-# check one model on fresh devices of its own.
+# cp_model LABEL MODEL BACKING_MB BLOCKS TABLE [crashpoints options]:
+# record and check one model on fresh devices of its own.
 cp_model() {
-	local model=$1 mb=$2 blocks=$3 table=$4 backing log replay cow
-	shift 4
-	diag "$model: setting up ($(date +%T))"
+	local label=$1 model=$2 mb=$3 blocks=$4 table=$5 backing log replay cow
+	shift 5
+	diag "$label: setting up ($(date +%T))"
 	backing=$(new_backing "$mb") && log=$(new_backing 512) &&
 		replay=$(new_backing "$mb") && cow=$(new_backing 64) ||
-		{ not_ok "$model: backing devices"; return; }
-	run_checks "crashpoints.py $model" $CP --model "$model" --name "t_${TID}_$model" \
+		{ not_ok "$label: backing devices"; return; }
+	run_checks "crashpoints.py $label" $CP --model "$model" --name "t_${TID}_$label" \
 		--backing "$backing" --log "$log" --replay "$replay" --cow "$cow" \
 		--table "$table" --blocks "$blocks" --rounds "$ROUNDS" --ops "$OPS" \
 		--subsets "$SUBSETS" --max-points "$MAXP" --seed "${CP_SEED:-11}" $COPY "$@"
 }
 
-for m in ${CP_MODELS:-dm hm cv}; do
+for m in ${CP_MODELS:-dm hm cv cvwc}; do
 	case $m in
 	dm)	# 16 bands of 1 MiB, a 1 MiB cache (256 slots): the workload
 		# fills it in the first rounds, then writes wait for foreground
 		# band rewrites; a pause before every third round starts
 		# background ones.
 		require_target smr &&
-		cp_model dm 24 4096 \
+		cp_model dm dm 24 4096 \
 			"0 32768 smr {dev} drive-managed 2048 4 cache_sectors 2048 idle_ms 500" \
 			--band-blocks 256 --pause-ms 700 ;;
 	hm)	# 16 zones of 256 KiB, the first conventional.
 		require_target smr &&
-		cp_model hm 8 1024 "0 8192 smr {dev} host-managed 512 2 conv_zones 1" \
+		cp_model hm hm 8 1024 "0 8192 smr {dev} host-managed 512 2 conv_zones 1" \
 			--zone-blocks 64 --conv-zones 1 ;;
 	cv)	# The thesis's DID 16 and DNOR 6 over 8 MiB, 128 blocks
 		# unshingled, scramble on.
 		require_target caveat &&
-		cp_model cv 12 2048 "0 16384 caveat {dev} 16 6 3 unshingled 128 scramble" \
+		cp_model cv cv 12 2048 "0 16384 caveat {dev} 16 6 3 unshingled 128 scramble" \
+			--did 16 --dnor 6 --unshingled 128 ;;
+	cvwc)	# The same with the write cache (which rules out scramble):
+		# writes complete before their home writes, which the flushes
+		# must wait for.
+		require_target caveat &&
+		cp_model cvwc cv 12 2048 "0 16384 caveat {dev} 16 6 4 unshingled 128 write_cache 256" \
 			--did 16 --dnor 6 --unshingled 128 ;;
 	*) not_ok "CP_MODELS: unknown model $m" ;;
 	esac

@@ -49,11 +49,13 @@ the mark before it was issued lies before the state's last entry.
       append at a write pointer reads back.
   cv  the damage map is never falsely clean and loses nothing flushed: a
       block valid in the map holds its last durable write or a later
-      possible one (scramble is on, so a block damaged on the backing
-      but reported clean holds 0xdb, not a write); a block valid after
-      the durable writes and neither written nor damaged by a possible
-      one is valid and holds that write; a block maybe damaged after the
-      durable writes and not rewritten by a possible one is maybe damaged.
+      possible one (with scramble on, a block damaged on the backing
+      but reported clean holds 0xdb, not a write; with write_cache,
+      which rules scramble out, the last check below finds it); a block
+      valid after the durable writes and neither written nor damaged by
+      a possible one is valid and holds that write; a block maybe
+      damaged after the durable writes and not rewritten by a possible
+      one is maybe damaged.
 
 Output: "CHECK PASS/FAIL desc | detail" and "# " lines (tests/common.sh
 run_checks turns them into TAP), and a summary with the counts.
