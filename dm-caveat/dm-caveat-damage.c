@@ -347,3 +347,39 @@ void cv_check_inflight(struct cv_target *sc, struct cv_io *io)
 		if (io->d0 <= x->last && x->first <= io->d1)
 			cv_taint(x, max(io->d0, x->first), min(io->d1, x->last));
 }
+
+/* A write finished (or failed before it was issued); lock held. */
+void __cv_write_done(struct cv_target *sc, struct cv_io *io,
+			    blk_status_t sts)
+{
+	list_del(&io->list);
+	if (!sts && io->tmap) {
+		u64 n = io->last - io->first + 1, i, j;
+
+		for (i = find_first_zero_bit(io->tmap, n); i < n;
+		     i = find_next_zero_bit(io->tmap, n, j)) {
+			j = find_next_bit(io->tmap, n, i);
+			cv_set_range(sc, io->first + i, io->first + j - 1);
+		}
+	} else if (!sts) {
+		if (io->t0 > io->t1 || io->t1 < io->first || io->t0 > io->last) {
+			cv_set_range(sc, io->first, io->last);
+		} else {
+			if (io->t0 > io->first)
+				cv_set_range(sc, io->first, io->t0 - 1);
+			if (io->t1 < io->last)
+				cv_set_range(sc, io->t1 + 1, io->last);
+		}
+	}
+	cv_unpin(sc, io->first, io->last);
+}
+
+void cv_write_done(struct cv_target *sc, struct cv_io *io,
+			  blk_status_t sts)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->lock, flags);
+	__cv_write_done(sc, io, sts);
+	spin_unlock_irqrestore(&sc->lock, flags);
+}

@@ -59,6 +59,8 @@
  *                       through common/smr-slots.c; whole commits
  *   dm-caveat-journal.c the damage journal: one FUA block per batch of
  *                       damaging writes, replayed at load
+ *   dm-caveat-wc.c      the write cache: the copies, the interval tree
+ *                       reads and writes wait on, flushes' waits
  *   dm-caveat-common.c  common/ compiled in (shared with dm-smr)
  *   dm-caveat-nl.c      generic netlink events and dumps (dm-caveat-nl.h)
  * The on-disk format itself is in common/smr-ondisk.h.
@@ -285,6 +287,15 @@ static inline void cv_md_dirty(struct cv_target *sc, u64 a, u64 b)
 	bitmap_set(sc->md.dirty, p0, p1 - p0 + 1);
 }
 
+/*
+ * A bio of the wal list that is a write cache copy (struct cv_wc), not a
+ * host write.
+ */
+static inline bool cv_is_wc(struct cv_target *sc, struct bio *bio)
+{
+	return bio->bi_pool == &sc->wc_bs;
+}
+
 /* Functions defined in dm-caveat-damage.c */
 u64 cv_chunk_nbits(struct cv_target *sc, u64 c);
 u64 cv_chunk_valid(struct cv_target *sc, u64 c, u64 lo, u64 hi);
@@ -302,6 +313,8 @@ void cv_free_chunks(struct cv_target *sc);
 bool cv_damage_range(struct cv_target *sc, u64 first, u64 last,
 		     u64 *d0, u64 *d1);
 void cv_check_inflight(struct cv_target *sc, struct cv_io *io);
+void __cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
+void cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
 
 /* Functions defined in dm-caveat-md.c */
 u64 cv_md_pages(u64 nr_blocks);
@@ -323,8 +336,17 @@ int cv_map(struct dm_target *ti, struct bio *bio);
 int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void cv_work(struct work_struct *work);
 void cv_nomem_work(struct work_struct *work);
-void cv_wc_settle(struct cv_target *sc);
+
+/* Functions defined in dm-caveat-wc.c */
+bool cv_wc_overlaps(struct cv_target *sc, u64 first, u64 last);
+u64 cv_wc_live(struct cv_target *sc, u64 d0, u64 d1, u64 have, u64 *lo,
+	       u64 *hi);
+bool cv_wc_reserve(struct cv_target *sc, struct bio *bio, struct cv_io *io);
+void cv_wc_unreserve(struct cv_target *sc, struct cv_io *io);
+bool cv_wc_take(struct cv_target *sc, struct bio *bio, struct cv_io *io);
+void cv_wc_done(struct cv_target *sc, struct cv_wc *wc, blk_status_t sts);
 void cv_wc_drain(struct cv_target *sc);
+void cv_wc_settle(struct cv_target *sc);
 
 /* Functions defined in dm-caveat-status.c */
 void cv_status(struct dm_target *ti, status_type_t type,
