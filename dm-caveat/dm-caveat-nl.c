@@ -88,6 +88,7 @@ static int cv_nl_put_stats(struct sk_buff *skb, struct cv_nl_dev *d)
 	v[14] = s.st.journal_writes;
 	v[15] = s.model_busy_ms;
 	v[16] = s.model_lag_ms;
+	v[17] = s.st.cached_writes;
 	BUILD_BUG_ON(ARRAY_SIZE(v) != CV_S_MAX - CV_S_NR_BLOCKS + 1);
 
 	nest = nla_nest_start(skb, CV_A_STATS);

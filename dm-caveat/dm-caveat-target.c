@@ -370,7 +370,7 @@ static void cv_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type cv_target_type = {
 	.name = "caveat",
-	.version = {0, 2, 0},
+	.version = {0, 3, 0},
 	.module = THIS_MODULE,
 	.ctr = cv_ctr,
 	.dtr = cv_dtr,

@@ -76,6 +76,7 @@ static const char *const cv_stat_names[CV_S_MAX + 1] = {
 	[CV_S_VALID_BLOCKS] = "valid_blocks", [CV_S_COMMITS] = "commits",
 	[CV_S_MEM_BYTES] = "mem_bytes", [CV_S_JOURNAL_WRITES] = "journal_writes",
 	[CV_S_MODEL_BUSY_MS] = "model_busy_ms", [CV_S_MODEL_LAG_MS] = "model_lag_ms",
+	[CV_S_CACHED_WRITES] = "cached_writes",
 };
 
 static const char *const dm_state_names[] = { "idle", "clean-bg", "clean-fg", "clean-manual" };

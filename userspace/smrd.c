@@ -479,6 +479,8 @@ static const struct kmetric kmetrics[] = {
 	  "Reads that touched maybe-damaged blocks." },
 	{ "journal_writes", "smr_caveat_journal_writes_total", M_COUNTER, SC_ONE, NULL, NULL,
 	  "Damage journal blocks written (each made a batch of damage durable)." },
+	{ "cached_writes", "smr_caveat_cached_writes_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Writes the write cache completed before their home write." },
 	/* every model */
 	{ "errors", "smr_errors_total", M_COUNTER, SC_ONE, NULL, NULL,
 	  "I/Os the target failed or saw fail." },

@@ -86,6 +86,7 @@ enum cv_nl_stat {
 	CV_S_JOURNAL_WRITES,	/* damage journal blocks written */
 	CV_S_MODEL_BUSY_MS,	/* the timing model's busy time (docs/timing.md) */
 	CV_S_MODEL_LAG_MS,	/* how far the backing fell behind it */
+	CV_S_CACHED_WRITES,	/* writes the write cache completed early */
 	__CV_S_MAX,
 };
 #define CV_S_MAX (__CV_S_MAX - 1)

@@ -40,7 +40,9 @@ CV_FIELDS = ["writes", "damaging_writes", "damaged_blocks",
              "live_damage_writes", "live_damaged_blocks", "damaged_reads",
              "valid_blocks", "commits", "mem_bytes", "journal_writes",
              # the timing model's (docs/timing.md), since caveat 0.2.0
-             "model_busy_ms", "model_lag_ms"]
+             "model_busy_ms", "model_lag_ms",
+             # the write cache's (write_cache), since caveat 0.3.0
+             "cached_writes"]
 CV_FIELDS_MIN = 9
 STRING_FIELDS = ("mode", "state", "policy")
 

@@ -85,6 +85,9 @@ class StatusTest(unittest.TestCase):
         c = model.parse_status(CV_LINE + " 77 3750 1")
         self.assertEqual((c["journal_writes"], c["model_busy_ms"], c["model_lag_ms"]),
                          (77, 3750, 1))
+        self.assertNotIn("cached_writes", c)       # a module before the write cache
+        c = model.parse_status(CV_LINE + " 77 3750 1 12")
+        self.assertEqual(c["cached_writes"], 12)
         self.assertIsNone(model.parse_status("0 131072 caveat 1 2 3"))
 
     def test_unknown(self):
