@@ -183,14 +183,23 @@ check "wait for it" "$SMRCTL" wait-clean $N --timeout 300
 
 # --- rate limit: a flood is counted as dropped ---
 check "reset counters, rate 3/s" "$SMRCTL" event-stats --rate 3 --reset
+t0=$(date +%s)
 check "burst 4: 26 MiB" burst 26
 check "wait-clean after burst 4" "$SMRCTL" wait-clean $N --timeout 300
+secs=$(( $(date +%s) - t0 + 1 ))
 st=$("$SMRCTL" event-stats --json | jq -c 'select(.family == "dm-smr")')
 diag "$st"
 sent=$(jq -r .events_sent <<< "$st")
 dropped=$(jq -r .events_dropped <<< "$st")
-[ "$dropped" -gt 0 ] && ok "events over the rate were dropped and counted ($dropped)" ||
-	not_ok "events over the rate were dropped and counted" "$st"
+# A host slow enough (a debug kernel beside other VMs) spreads the
+# events out so far that none is over the rate: nothing to drop then.
+if [ "$dropped" -gt 0 ]; then
+	ok "events over the rate were dropped and counted ($dropped)"
+elif [ "$sent" -le $((3 * secs)) ]; then
+	skip "events over the rate were dropped and counted" "the host was slow: $sent events in $secs s never went over 3/s"
+else
+	not_ok "events over the rate were dropped and counted" "$st ($secs s)"
+fi
 ev4=$(( $(grep -c . "$EV") ))
 diag "smrd lines: $ev4, kernel sent $sent"
 check "rate back to 1000" "$SMRCTL" event-stats --rate 1000 --reset

@@ -313,16 +313,24 @@ else
 	not_ok "drive-managed: fio wrote its IOPS log" "no ${log}_iops.1.log"
 fi
 # The wall clock of cleaning follows the model (it can only be longer
-# when the backing is slower, so this holds on any host).
-if [ "${mclean:-0}" -gt 0 ] && [ $((cms_bg + cms_fg)) -ge $((mclean * 8 / 10)) ]; then
-	ok "cleaning took the modelled time: $((cms_bg + cms_fg)) ms for $mclean ms modelled"
+# when the backing is slower, so this holds on any host that filled the
+# cache: a debug kernel beside other VMs may not, in 16 s, and then
+# nothing was cleaned).
+if [ $((DMS[rmw_fg] + DMS[rmw_bg])) = 0 ] && [ "${DMS[cache_used]}" -lt "${DMS[cache_total]}" ]; then
+	why="the host wrote too slowly to fill the cache (${DMS[cache_used]}/${DMS[cache_total]} in 16 s): nothing was cleaned"
+	skip "cleaning took the modelled time" "$why"
+	skip "status: the model's figures" "$why"
 else
-	not_ok "cleaning took the modelled time" "clean_ms $cms_bg + $cms_fg, model_clean_ms $mclean"
-fi
-if [ "${mbusy:-0}" -ge "${mclean:-1}" ] && [ "${mclean:-0}" -gt 0 ]; then
-	ok "status: modelled busy $mbusy ms, cleaning $mclean ms of it, lag $mlag ms"
-else
-	not_ok "status: the model's figures" "busy $mbusy clean $mclean lag $mlag"
+	if [ "${mclean:-0}" -gt 0 ] && [ $((cms_bg + cms_fg)) -ge $((mclean * 8 / 10)) ]; then
+		ok "cleaning took the modelled time: $((cms_bg + cms_fg)) ms for $mclean ms modelled"
+	else
+		not_ok "cleaning took the modelled time" "clean_ms $cms_bg + $cms_fg, model_clean_ms $mclean"
+	fi
+	if [ "${mbusy:-0}" -ge "${mclean:-1}" ] && [ "${mclean:-0}" -gt 0 ]; then
+		ok "status: modelled busy $mbusy ms, cleaning $mclean ms of it, lag $mlag ms"
+	else
+		not_ok "status: the model's figures" "busy $mbusy clean $mclean lag $mlag"
+	fi
 fi
 
 # ------------------------------- suspend/resume with modelled I/O queued ---
