@@ -8,7 +8,8 @@
 #   tests/vm-run --results /tmp/cv-bench bench/cv-bench.sh
 # Prints "# bench:" lines: MB/s of dm-linear and caveat for sequential
 # 1 MiB writes and reads and random 4 KiB reads and writes (iodepth 8, and
-# writes at 32 too), their ratio, what a durable (FUA) write costs on the
+# writes at 32 too), their ratio (and caveat's with write_cache where the
+# backing has a volatile cache), what a durable (FUA) write costs on the
 # same backing, all on the scratch disk and on a memory-backed null_blk
 # (no volatile cache); then mem_bytes per TiB after a sequential fill and
 # after random 4 KiB writes spread over a 1 TiB device. Under TCG the
@@ -38,16 +39,36 @@ fio_bw() {
 	esac
 }
 
+# ratio L C: C / L to two places, n/a without L.
+ratio() { awk -v l="$1" -v c="$2" 'BEGIN { if (l > 0) printf "%.2f", c / l; else print "n/a" }'; }
+
 # The workloads: name, fio rw, block size, iodepth. Random writes start
 # from a device just filled sequentially, so that they damage live data.
 WORKLOADS=("write write 1M 8" "read read 1M 8" "randread randread 4k 8"
 	"randwrite randwrite 4k 8" "randwrite-qd32 randwrite 4k 32")
 
+# cav_runs TAG BACKING ARRAY TABLE: every workload on a caveat device of
+# TABLE over BACKING (discarded first), KiB/s into the associative array
+# named ARRAY. Random writes start from a sequential fill.
+cav_runs() {
+	local tag=$1 dev=$2 table=$4 w
+	local -n bw=$3
+	blkdiscard "$dev" 2>/dev/null
+	dm_create cvb_cav "$table" || bail "cannot create caveat: $table"
+	for w in "${WORKLOADS[@]}"; do
+		set -- $w
+		case $2 in randwrite) fio_bw /dev/mapper/cvb_cav write 1M >/dev/null ;; esac
+		bw[$1]=$(fio_bw /dev/mapper/cvb_cav "$2" "$3" "$4")
+	done
+	diag "bench: $tag: status after the runs on '${table#* caveat }': $(dmsetup status cvb_cav)"
+	dm_remove cvb_cav
+}
+
 # bench_pair TAG BACKING SECTORS OFFSET: every workload on dm-linear, then
 # on caveat, over the same extent of BACKING; prints the ratios.
 bench_pair() {
-	local tag=$1 dev=$2 sectors=$3 off=$4 w name rw bs qd l c r
-	declare -A LIN CAV
+	local tag=$1 dev=$2 sectors=$3 off=$4 w name rw bs qd l c r x
+	declare -A LIN CAV WC
 	dm_create cvb_lin "0 $sectors linear $dev $off" || bail "cannot create dm-linear"
 	for w in "${WORKLOADS[@]}"; do
 		set -- $w
@@ -58,22 +79,19 @@ bench_pair() {
 	# before one such write (its journal block) completes.
 	LIN[dsync]=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8 --sync=dsync)
 	dm_remove cvb_lin
-	blkdiscard "$dev" 2>/dev/null
-	dm_create cvb_cav "0 $sectors caveat $dev 16 6 1 format" || bail "cannot create caveat"
+	cav_runs "$tag" "$dev" CAV "0 $sectors caveat $dev 16 6 1 format"
+	# The same with the write cache (docs/dm-caveat.rst, write_cache),
+	# where the backing has the volatile cache it requires.
+	if [ "$(cat "/sys/block/$(basename "$(readlink -f "$dev")")/queue/write_cache")" = "write back" ]; then
+		cav_runs "$tag" "$dev" WC "0 $sectors caveat $dev 16 6 3 format write_cache 1024"
+	fi
 	for w in "${WORKLOADS[@]}"; do
 		set -- $w
-		case $2 in randwrite) fio_bw /dev/mapper/cvb_cav write 1M >/dev/null ;; esac
-		CAV[$1]=$(fio_bw /dev/mapper/cvb_cav "$2" "$3" "$4")
-	done
-	diag "bench: $tag: status after the runs: $(dmsetup status cvb_cav)"
-	dm_remove cvb_cav
-	for w in "${WORKLOADS[@]}"; do
-		set -- $w
-		name=$1 l=${LIN[$1]:-0} c=${CAV[$1]:-0}
-		r=$(awk -v l="$l" -v c="$c" 'BEGIN { if (l > 0) printf "%.2f", c / l; else print "n/a" }')
-		diag "bench: $tag: $name: dm-linear $((l / 1024)) MB/s, caveat $((c / 1024)) MB/s, ratio $r"
-		if [ "$l" -gt 0 ] && [ "$c" -gt 0 ]; then ok "$tag: $name measured (ratio $r)"
-		else not_ok "$tag: $name measured" "linear '$l' caveat '$c'"; fi
+		name=$1 l=${LIN[$1]:-0} c=${CAV[$1]:-0} x=${WC[$1]:-}
+		r=$(ratio "$l" "$c")
+		diag "bench: $tag: $name: dm-linear $((l / 1024)) MB/s, caveat $((c / 1024)) MB/s, ratio $r${x:+; with write_cache $((x / 1024)) MB/s, ratio $(ratio "$l" "$x")}"
+		if [ "$l" -gt 0 ] && [ "$c" -gt 0 ] && [ "${x:-1}" -gt 0 ]; then ok "$tag: $name measured (ratio $r)"
+		else not_ok "$tag: $name measured" "linear '$l' caveat '$c' write_cache '$x'"; fi
 	done
 	l=${LIN[randwrite]:-0} c=${LIN[dsync]:-0}
 	r=$(awk -v l="$l" -v c="$c" 'BEGIN { if (c > 0) printf "%.1f", l / c; else print "n/a" }')
