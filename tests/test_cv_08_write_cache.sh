@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 300
+# SMOKE: 1
 # The write cache (docs/dm-caveat.rst, "write_cache"): a write that must
 # wait for its damage to be durable is completed from a copy, and the
 # copy goes home later. The backing device's data area sits behind a
