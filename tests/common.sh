@@ -473,6 +473,23 @@ dmesg_find_errors() {
 
 # dmesg_since MARK: the kernel log after the last line containing MARK
 # (the whole log if MARK is not found, e.g. the ring buffer wrapped).
+# dm_refuse NAME DESC TABLE LOG: creating NAME with TABLE is refused and
+# the kernel log says LOG (one ok/not_ok "refused: DESC").
+dm_refuse() {
+	local mark="$1-refuse-$RANDOM"
+	echo "$mark" > /dev/kmsg
+	if dmsetup create "$1" --table "$3" > /dev/null 2>&1; then
+		dmsetup remove "$1"
+		not_ok "refused: $2" "the table was accepted: $3"
+		return
+	fi
+	if dmesg_since "$mark" | grep -q -- "$4"; then
+		ok "refused: $2"
+	else
+		not_ok "refused: $2 (log: $4)" "$(dmesg_since "$mark" | tail -3)"
+	fi
+}
+
 dmesg_since() {
 	dmesg 2>/dev/null | awk -v m="$1" '
 		index($0, m) { n = 0; found = 1; next }

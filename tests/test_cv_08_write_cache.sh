@@ -52,21 +52,7 @@ flush() { python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); os
 pat() { head -c 4096 /dev/urandom > "$T_WORK/$1"; }
 
 # --- tables --------------------------------------------------------------
-# refuse DESC TABLE LOG: the table is refused and the kernel log says LOG.
-refuse() {
-	local mark="cv08-refuse-$RANDOM"
-	echo "$mark" > /dev/kmsg
-	if dmsetup create cv08x --table "$2" > /dev/null 2>&1; then
-		dmsetup remove cv08x
-		not_ok "refused: $1" "the table was accepted: $2"
-		return
-	fi
-	if dmesg_since "$mark" | grep -q -- "$3"; then
-		ok "refused: $1"
-	else
-		not_ok "refused: $1 (log: $3)" "$(dmesg_since "$mark" | tail -3)"
-	fi
-}
+refuse() { dm_refuse cv08x "$@"; }
 CV="0 $((NB * 8)) caveat $B 4 1"
 K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 31"
 refuse "write_cache over 64 MiB" "$CV 2 write_cache 16385" "write_cache too large"

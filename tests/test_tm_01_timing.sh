@@ -71,21 +71,7 @@ fio_terse() {
 }
 
 # ---------------------------------------------------------- bad input ---
-# refuse DESC TABLE LOG: the table is refused and the log says LOG.
-refuse() {
-	local mark="tm01-refuse-$RANDOM"
-	echo "$mark" > /dev/kmsg
-	if dmsetup create tm01x --table "$2" > /dev/null 2>&1; then
-		dmsetup remove tm01x
-		not_ok "refused: $1" "the table was accepted: $2"
-		return
-	fi
-	if dmesg_since "$mark" | grep -q -- "$3"; then
-		ok "refused: $1"
-	else
-		not_ok "refused: $1 (log: $3)" "$(dmesg_since "$mark" | tail -3)"
-	fi
-}
+refuse() { dm_refuse tm01x "$@"; }
 refuse "an unknown key" "$CV timing 14 $K spin 3" "timing: unknown key"
 refuse "a required key missing" \
 	"$CV timing 10 rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65" \
