@@ -45,7 +45,7 @@ cp_model() {
 	backing=$(new_backing "$mb") && log=$(new_backing 512) &&
 		replay=$(new_backing "$mb") && cow=$(new_backing 64) ||
 		{ not_ok "$label: backing devices"; return; }
-	run_checks "crashpoints.py $label" $CP --model "$model" --name "t_${TID}_$label" \
+	run_checks "crashpoints.py $label" $CP --model "$model" --label "$label" --name "t_${TID}_$label" \
 		--backing "$backing" --log "$log" --replay "$replay" --cow "$cow" \
 		--table "$table" --blocks "$blocks" --rounds "$ROUNDS" --ops "$OPS" \
 		--subsets "$SUBSETS" --max-points "$MAXP" --seed "${CP_SEED:-11}" $COPY "$@"

@@ -6,7 +6,7 @@ workload, recorded with dm-log-writes and replayed.
   crashpoints.py run --model dm|hm|cv --backing DEV --log DEV --replay DEV
                  --cow DEV --table 'LINE with {dev}' --blocks N --name P
                  [model options] [--rounds R --ops K --seed S]
-                 [--subsets N] [--max-points P]
+                 [--subsets N] [--max-points P] [--label NAME]
 
 Record. A log-writes device over BACKING (log on LOG) and the target over
 it (TABLE, "{dev}" replaced). After the target's format is made durable
@@ -647,7 +647,7 @@ def cmd_run(a):
     t_rec = time.time() - t0
     entries = read_log(a.log)
     if not entries or entries[-1].mark != 'dm-log-writes-end':
-        check(False, '%s: the log is complete' % a.model,
+        check(False, '%s: the log is complete' % a.label,
               'it does not end with dm-log-writes\'s end mark: the log device '
               'was too small (the kernel log says "Ran out of space")')
         return 1
@@ -742,15 +742,15 @@ def cmd_run(a):
         ap.close()
     dt = time.time() - t1
     diag('%s: recorded in %.1f s; %d crash points checked in %.1f s (%.2f s each: %s)'
-         % (a.model, t_rec, len(todo), dt, dt / max(1, len(todo)),
+         % (a.label, t_rec, len(todo), dt, dt / max(1, len(todo)),
             ', '.join('%s %.2f' % (k, v / max(1, len(todo))) for k, v in spent.items())))
-    print('SUMMARY %s' % json.dumps(dict(model=a.model, ops=len(ops), entries=len(entries),
+    print('SUMMARY %s' % json.dumps(dict(model=a.label, ops=len(ops), entries=len(entries),
                                          prefix_points=nbar, subset_points=len(pts) - nbar,
                                          checked=len(todo), failed=len(failed),
                                          record_s=round(t_rec, 1), check_s=round(dt, 1))))
     check(not failed, '%s: the target activates and keeps every durable write at all %d '
           'crash points checked (%d prefix, %d subset states in the log)'
-          % (a.model, len(todo), nbar, len(pts) - nbar),
+          % (a.label, len(todo), nbar, len(pts) - nbar),
           '%d failed: %s' % (len(failed), ', '.join(failed[:8])))
     return 0
 
@@ -760,6 +760,7 @@ def main():
     sub = p.add_subparsers(dest='cmd', required=True)
     r = sub.add_parser('run')
     r.add_argument('--model', choices=('dm', 'hm', 'cv'), required=True)
+    r.add_argument('--label', help='the name its output lines give the run (default: --model)')
     for x in ('backing', 'log', 'replay', 'cow', 'table', 'name'):
         r.add_argument('--' + x, required=True)
     r.add_argument('--blocks', type=int, required=True, help='4 KiB blocks of the target')
@@ -782,6 +783,7 @@ def main():
     a = p.parse_args()
     if a.blocks <= 0 or a.rounds <= 0 or a.ops <= 0:
         p.error('--blocks, --rounds and --ops must be positive')
+    a.label = a.label or a.model
     with UdevQuiet():
         return cmd_run(a)
 
