@@ -41,6 +41,12 @@ SMR_BOOTS=${SMR_BOOTS:-1}
 # harness and the tests (test_00_harness.sh checks it) use the same list.
 SMR_DMESG_BAD='WARNING:|BUG:|kernel BUG at|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|kmemleak|suspected memory leak|general protection fault|Call Trace|blocked for more than [0-9]+ seconds|rcu_sched self-detected stall|detected stall'
 
+# Kernel log lines after which the debug kernel's checkers are off for
+# the rest of the boot: KASAN reports only its first finding, and a report
+# turns lockdep off. tests/vm-run scans each boot's whole log for the
+# same list (it does not source this file; keep the two equal).
+SMR_CHECKS_OFF='BUG: KASAN|UBSAN:|Disabling lock debugging due to kernel taint'
+
 # Scratch disks attached by tests/vm-run.
 SMR_SCRATCH_DISK=${SMR_SCRATCH_DISK:-/dev/vda}
 SMR_BIG_DISK=${SMR_BIG_DISK:-/dev/vdb}
@@ -473,6 +479,13 @@ dmesg_find_errors() {
 
 # dmesg_since MARK: the kernel log after the last line containing MARK
 # (the whole log if MARK is not found, e.g. the ring buffer wrapped).
+dmesg_since() {
+	dmesg 2>/dev/null | awk -v m="$1" '
+		index($0, m) { n = 0; found = 1; next }
+		{ buf[n++] = $0 }
+		END { for (i = 0; i < n; i++) print buf[i] }'
+}
+
 # dm_refuse NAME DESC TABLE LOG: creating NAME with TABLE is refused and
 # the kernel log says LOG (one ok/not_ok "refused: DESC").
 dm_refuse() {
@@ -488,13 +501,6 @@ dm_refuse() {
 	else
 		not_ok "refused: $2 (log: $4)" "$(dmesg_since "$mark" | tail -3)"
 	fi
-}
-
-dmesg_since() {
-	dmesg 2>/dev/null | awk -v m="$1" '
-		index($0, m) { n = 0; found = 1; next }
-		{ buf[n++] = $0 }
-		END { for (i = 0; i < n; i++) print buf[i] }'
 }
 
 # dmesg_check DESC: one assertion that the kernel log is clean since the

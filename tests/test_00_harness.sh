@@ -151,6 +151,26 @@ since=$(dmesg_since "$tag-mark")
 assert_eq "dmesg_since keeps lines after the marker" 1 "$(echo "$since" | grep -c "$tag after")"
 assert_eq "dmesg_since drops lines before the marker" 0 "$(echo "$since" | grep -c "$tag before")"
 
+# A boot whose kernel log already has a checker's report runs no test:
+# guest-suite.sh, on a one-test plan, with a dmesg that shows an early
+# KASAN report (a stand-in on PATH; the real log is left alone).
+for l in "${bad_lines[@]}"; do
+	case $l in *KASAN*|*UBSAN*) hit=1 ;; *) hit=0 ;; esac
+	assert_eq "checks-off scan: ${l:15:40}" $hit \
+		"$(printf '%s\n' "$l" | grep -cE -- "$SMR_CHECKS_OFF")"
+done
+gs=$T_WORK/early; mkdir -p "$gs/bin" "$gs/res"
+printf '#!/bin/sh\necho "[    0.002345] BUG: KASAN: slab-out-of-bounds in do_raw_spin_lock+0x1/0x2"\n' > "$gs/bin/dmesg"
+printf '#!/bin/sh\ntouch %q\necho 1..0\n' "$gs/ran" > "$gs/test_x.sh"
+chmod +x "$gs/bin/dmesg"
+PATH=$gs/bin:$PATH SMR_BOOT=1 SMR_BOOTS=1 bash "$SMR_ROOT/tests/lib/guest-suite.sh" \
+	--results "$gs/res" --boot-id early 1:60:"$gs/test_x.sh" > "$gs/out" 2>&1
+assert_eq "a boot with an early checker report does not run its tests" no \
+	"$([ -e "$gs/ran" ] && echo yes || echo no)"
+assert_eq "... and fails them, saying why" 1 \
+	"$(grep -c '^not ok 1 .*a checker reported before the first test' "$gs/res/tap/1.tap")"
+assert_eq "... and counts them failed" 1 "$(grep -c ' fail:1 ' "$gs/res/boot-early.done")"
+
 # ---- the VM the harness gives us -------------------------------------
 if [ -n "${SMR_BIG_SIZE:-}" ]; then
 	assert_eq "big disk $SMR_BIG_DISK has SMR_BIG_SIZE bytes" "$SMR_BIG_SIZE" \
