@@ -43,8 +43,8 @@ SMR_DMESG_BAD='WARNING:|BUG:|kernel BUG at|Oops|KASAN|UBSAN|possible circular lo
 
 # Kernel log lines after which the debug kernel's checkers are off for
 # the rest of the boot: KASAN reports only its first finding, and a report
-# turns lockdep off. tests/vm-run scans each boot's whole log for the
-# same list (it does not source this file; keep the two equal).
+# turns lockdep off. tests/vm-run, which does not source this file,
+# reads this line as it stands (keep it one single-quoted line).
 SMR_CHECKS_OFF='BUG: KASAN|UBSAN:|Disabling lock debugging due to kernel taint'
 
 # Scratch disks attached by tests/vm-run.

@@ -212,7 +212,8 @@ for spec in "${SPECS[@]}"; do
 			echo "# selftests: smr: $(basename "$path")"
 			echo "$early" | sed 's/^/# dmesg before any test: /'
 			echo "not ok $k selftests: smr: $(basename "$path") # not run: a checker reported before the first test, so nothing in this boot would be checked"
-		} > "$RESULTS/tap/$k.tap"
+		} > "$RESULTS/tap/$k.tap.tmp"
+		mv "$RESULTS/tap/$k.tap.tmp" "$RESULTS/tap/$k.tap"
 		FAIL=$((FAIL + 1))
 		continue
 	fi
