@@ -136,6 +136,7 @@ static void cv_free(struct cv_target *sc)
 	if (sc->scramble_page)
 		__free_page(sc->scramble_page);
 	cv_free_chunks(sc);
+	smr_claim_release(&sc->claim);
 	if (sc->dev)
 		dm_put_device(sc->ti, sc->dev);
 	kfree(sc);
@@ -192,6 +193,10 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (ret)
 		goto bad;
 	ret = cv_check_geometry(sc);
+	if (ret)
+		goto bad;
+	ret = smr_claim_backing(&sc->claim, ti, sc->dev->bdev, sc->format,
+				&ti->error);
 	if (ret)
 		goto bad;
 	/*

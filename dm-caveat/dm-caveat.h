@@ -85,6 +85,7 @@
 #include "smr-slots.h"
 #include "smr-args.h"
 #include "smr-genl.h"
+#include "smr-claim.h"
 #include "dm-caveat-nl.h"
 
 #define DM_MSG_PREFIX "caveat"
@@ -125,6 +126,7 @@ struct cv_chunk {
 struct cv_target {
 	struct dm_target *ti;
 	struct dm_dev *dev;
+	struct smr_claim claim;	/* of the backing device (smr-claim.h) */
 
 	/* Table arguments, kept to print the table line back. */
 	u64 did;

@@ -3,7 +3,8 @@
  * The foundations dm-smr shares with dm-caveat, compiled into this module
  * from common/: the crash-safe metadata store and superblock steps,
  * table-argument parsing, the generic netlink event scaffolding and the
- * timing model.
+ * timing model, and the claim
+ * that keeps one emulated drive per backing device.
  * One source for both modules, tested by both suites; no third module to
  * load first and no exported symbols.
  */
@@ -13,3 +14,4 @@
 #include "smr-args.c"
 #include "smr-genl.c"
 #include "smr-timing.c"
+#include "smr-claim.c"

@@ -622,6 +622,9 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	ret = smr_dm_geometry(sc);
 	if (ret)
 		return ret;
+	ret = smr_claim_backing(&sc->claim, ti, sc->bdev, sc->format, &ti->error);
+	if (ret)
+		return ret;
 	ret = smr_dm_timing(sc, &tp);
 	if (ret)
 		return ret;

@@ -166,6 +166,7 @@ static void smr_free(struct smr_target *sc)
 	bioset_exit(&sc->bs);
 	smr_md_exit(sc);
 	kvfree(sc->zones);
+	smr_claim_release(&sc->claim);
 	if (sc->dev)
 		dm_put_device(sc->ti, sc->dev);
 	kfree(sc);
@@ -235,6 +236,9 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (ret)
 		goto bad;
 	ret = smr_check_geometry(sc);
+	if (ret)
+		goto bad;
+	ret = smr_claim_backing(&sc->claim, ti, sc->bdev, sc->format, &ti->error);
 	if (ret)
 		goto bad;
 

@@ -42,6 +42,7 @@
 #include "smr-args.h"
 #include "smr-genl.h"
 #include "smr-timing.h"
+#include "smr-claim.h"
 
 #define DM_MSG_PREFIX "smr"
 
@@ -120,6 +121,7 @@ struct smr_target {
 	sector_t dev_sectors;		/* emulated capacity */
 	char *error;			/* why loading failed */
 	struct list_head table_node;	/* smr_tables; see smr_join_table() */
+	struct smr_claim claim;		/* of the backing device (smr-claim.h) */
 	bool commit_pending;	/* drive-managed: commit at suspend failed */
 	/*
 	 * The timing model (smr-timing.h), NULL when off: a drive-managed
