@@ -109,8 +109,10 @@ static int smr_check_geometry(struct smr_target *sc)
 		return -EINVAL;
 	}
 	nr_zones = ti->len >> sc->zone_shift;
-	if (nr_zones > U32_MAX) {
-		ti->error = "Too many zones";
+	if (nr_zones > SMR_MAX_ZONES) {
+		DMERR("%llu zones; at most %u fit in memory", nr_zones,
+		      SMR_MAX_ZONES);
+		ti->error = "Too many zones (at most 67108863): use larger zones";
 		return -EINVAL;
 	}
 	sc->nr_zones = nr_zones;

@@ -81,6 +81,13 @@ struct smr_zone {
 	struct list_head fifo;	/* struct smr_hm_io, in flight */
 };
 
+/*
+ * The most zones a host-managed device may have: its zone array is one
+ * kvcalloc(), which refuses (with a kernel warning) more than INT_MAX
+ * bytes. 67,108,863 zones: 256 TiB in 4 MiB zones.
+ */
+#define SMR_MAX_ZONES	((u32)(INT_MAX / sizeof(struct smr_zone)))
+
 /* Counters shown by "dmsetup status"; protected by smr_target.lock. */
 struct smr_stats {
 	u64 writes;

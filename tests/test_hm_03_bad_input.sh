@@ -85,6 +85,15 @@ CAPMSG="zone_capacity must be a non-zero multiple of 8 sectors"
 refused "zone_capacity > zone size" "$(T $LEN "$back" $ZS zone_capacity $((ZS + 8)))" "$CAPMSG"
 refused "zone_capacity not a multiple of 8" "$(T $LEN "$back" $ZS zone_capacity 12)" "$CAPMSG"
 refused "zone_capacity 0" "$(T $LEN "$back" $ZS zone_capacity 0)" "$CAPMSG"
+# More zones than one kvcalloc() may hold (issue 27): over a backing device
+# large enough to pass the size check, this used to reach the allocation,
+# which warned (a panic with panic_on_warn). 2^27 zones of 4 KiB.
+if bigback=$(new_big_backing 520); then
+	refused "2^27 zones (the zone array would pass INT_MAX bytes)" \
+		"$(T $((1 << 30)) "$bigback" 8)" "Too many zones (at most 67108863)"
+else
+	skip "2^27 zones refused" "no 520 GiB region on the huge disk"
+fi
 refused "unknown option" "$(T $LEN "$back" $ZS foo 1)" "Unknown optional argument"
 refused "max_open given twice" "$(T $LEN "$back" $ZS max_open 2 max_open 3)" "given twice"
 refused "junk after the zone size" "$(T $LEN "$back" 131072x)" "Invalid zone_sectors"
