@@ -115,13 +115,17 @@ static void smr_close_one_imp_open(struct smr_target *sc)
 	}
 }
 
+bool smr_active_at_limit(struct smr_target *sc)
+{
+	return sc->eff_max_active &&
+		sc->nr_imp_open + sc->nr_exp_open + sc->nr_closed >=
+		sc->eff_max_active;
+}
+
 static blk_status_t smr_check_active(struct smr_target *sc)
 {
-	if (!sc->eff_max_active ||
-	    sc->nr_imp_open + sc->nr_exp_open + sc->nr_closed <
-	    sc->eff_max_active)
-		return BLK_STS_OK;
-	return BLK_STS_ZONE_ACTIVE_RESOURCE;
+	return smr_active_at_limit(sc) ? BLK_STS_ZONE_ACTIVE_RESOURCE :
+		BLK_STS_OK;
 }
 
 static blk_status_t smr_check_open(struct smr_target *sc)

@@ -91,6 +91,18 @@ static void smr_zero_tail(struct bio *bio, u32 from)
  */
 static void smr_rewind(struct smr_target *sc, struct smr_zone *z, u32 start)
 {
+	/*
+	 * A zone the write filled gave up its active resource when it became
+	 * FULL, and another zone may hold it by now: closed again, it would
+	 * be one active zone over the limit. It stays FULL then, finished
+	 * after its durable data (reads past that return zeros), as a finish
+	 * would leave it: the host sees the write fail and the zone full.
+	 */
+	if (z->cond == BLK_ZONE_COND_FULL && start && smr_active_at_limit(sc)) {
+		z->finished = 1;
+		smr_hm_zone_dirty(sc, z - sc->zones);
+		return;
+	}
 	z->wp = start;
 	/*
 	 * A zone the write filled, or that the write opened implicitly (and

@@ -336,6 +336,7 @@ const char *smr_cond_name(u8 cond);
 void smr_hm_recount(struct smr_target *sc);
 void smr_cond_enter(struct smr_target *sc, struct smr_zone *z, u8 cond);
 blk_status_t smr_check_resources(struct smr_target *sc, struct smr_zone *z);
+bool smr_active_at_limit(struct smr_target *sc);
 blk_status_t smr_zone_usable(struct smr_zone *z);
 blk_status_t smr_zone_open(struct smr_target *sc, struct smr_zone *z);
 blk_status_t smr_zone_close(struct smr_target *sc, struct smr_zone *z);
