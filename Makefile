@@ -43,7 +43,7 @@ INSTALL_MOD_DIR ?= extra
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 MODULES := dm-smr/dm-smr dm-caveat/dm-caveat
 
-.PHONY: dkms-shadow-check all modules install uninstall clean check demo deps vm-check
+.PHONY: dkms-shadow-check all modules test-modules install uninstall clean check demo deps vm-check
 
 all: modules
 
@@ -57,6 +57,14 @@ modules:
 	test -d "$(KDIR)" || { echo "No kernel build tree at '$(KDIR)': install linux-headers or set KDIR=" >&2; exit 1; }; \
 	compat/probe.sh $(KDIR) compat/generated/config.h && \
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
+
+# Test-only modules for the VM suite (tests/kmod/), never installed.
+test-modules:
+	@if [ ! -d "$(KDIR)" ] && scripts/setup-newest-kernel.sh --print 2>/dev/null | grep -qx 'KVER=$(KVER)'; then \
+		exec scripts/setup-newest-kernel.sh --build $(PWD) test-modules; \
+	fi; \
+	test -d "$(KDIR)" || { echo "No kernel build tree at '$(KDIR)': install linux-headers or set KDIR=" >&2; exit 1; }; \
+	$(MAKE) -C $(KDIR) M=$(PWD)/tests/kmod modules
 
 install: modules
 	$(MAKE) -C $(KDIR) M=$(PWD) modules_install INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
@@ -84,6 +92,7 @@ uninstall:
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean 2>/dev/null || true
+	$(MAKE) -C $(KDIR) M=$(PWD)/tests/kmod clean 2>/dev/null || true
 	rm -rf tests/results compat/generated
 
 deps:

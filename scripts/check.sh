@@ -32,7 +32,8 @@ slow_kernel=$(awk '$2 == "full" { print $1; exit }' <<< "$list")
 passed=0 failed=0 bad_kernels=()
 while read -r kver set; do
 	echo "=== kernel $kver: ${set} suite"
-	if ! make --no-print-directory modules KVER="$kver"; then
+	if ! make --no-print-directory modules KVER="$kver" ||
+	   ! make --no-print-directory test-modules KVER="$kver"; then
 		echo "check: cannot build the modules for $kver" >&2
 		bad_kernels+=("$kver(build)")
 		failed=$((failed + 1))
