@@ -17,6 +17,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# The matrix has no default backing (it formats it): name the VM's scratch disk.
 export BACKING=${SMR_SCRATCH_DISK:-/dev/vda}
 RESULTS=${SMR_RESULTS:-/tmp/smr-demo}
 OUT=$RESULTS/campaign

@@ -43,6 +43,9 @@ class MatrixError(Exception):
     pass
 
 
+_VAR = r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}"
+
+
 def expand_vars(text, env, strict=True, what=""):
     """${NAME} and ${NAME:-default} from env. Unknown names are an error
     (strict) or left alone."""
@@ -55,7 +58,26 @@ def expand_vars(text, env, strict=True, what=""):
         if strict:
             raise MatrixError("%s: ${%s} is not set" % (what or "value", name))
         return m.group(0)
-    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}", sub, text)
+    return re.sub(_VAR, sub, text)
+
+
+def check_backing(sec, raw, env):
+    """A dm device's backing is formatted, its data lost: it must be named
+    on purpose, in the matrix or in the environment, never taken from a
+    ${NAME:-default} (a default such as /dev/vda is a scratch disk in the
+    project's VM but the system disk of many a KVM guest)."""
+    for m in re.finditer(_VAR, raw):
+        name, dflt = m.group(1), m.group(3)
+        if name in env:
+            continue
+        if dflt is not None:
+            raise MatrixError(
+                "[%s] backing: ${%s} is not set and its default (%s) is not used: the backing "
+                "device is formatted (its data is lost), so name it: %s=/dev/sdX (or write "
+                "the device in the matrix)" % (sec, name, dflt or "empty", name))
+        raise MatrixError(
+            "[%s] backing: ${%s} is not set: give the disk the campaign may format (its data "
+            "is lost), e.g. %s=/dev/sdX fio-jobs/campaign ..." % (sec, name, name))
 
 
 def split_values(v):
@@ -102,6 +124,8 @@ class Matrix:
         self.devices = {}
         self.jobs = {}
         for sec in cp.sections():
+            if cp.has_option(sec, "backing"):
+                check_backing(sec, cp.get(sec, "backing"), env)
             items = {k: expand_vars(v, env, what="[%s] %s" % (sec, k))
                      for k, v in cp.items(sec)}
             kind, _, name = sec.partition(" ")

@@ -159,7 +159,7 @@ class MatrixTest(unittest.TestCase):
 name = t
 [device dm]
 model = drive-managed
-backing = ${BACKING:-/dev/vda}
+backing = ${BACKING}
 size = 1G
 band = 16M
 policy = fifo, greedy ; two values: an axis
@@ -180,7 +180,7 @@ IOSIZE = ${IOSIZE}
 """
 
     def test_expand(self):
-        m = self.matrix(self.M, env={"IOSIZE": "2M"})
+        m = self.matrix(self.M, env={"IOSIZE": "2M", "BACKING": "/dev/vda"})
         runs = m.runs()
         self.assertEqual([r["id"] for r in runs], [
             "01-burst-dm-policy=fifo-RUNTIME=10", "02-burst-dm-policy=fifo-RUNTIME=20",
@@ -204,9 +204,11 @@ IOSIZE = ${IOSIZE}
 
     def test_errors(self):
         E = matrix.MatrixError
-        self.assertRaises(E, self.matrix, self.M)    # ${IOSIZE} unset
-        self.assertRaises(E, self.matrix, self.M, ["nodot=1"], {"IOSIZE": "1"})
-        self.assertRaises(E, self.matrix, self.M, ["device zz.size=1"], {"IOSIZE": "1"})
+        self.assertRaises(E, self.matrix, self.M, env={"BACKING": "/x"})    # ${IOSIZE} unset
+        self.assertRaises(E, self.matrix, self.M, env={"IOSIZE": "1"})      # ${BACKING} unset
+        env = {"IOSIZE": "1", "BACKING": "/x"}
+        self.assertRaises(E, self.matrix, self.M, ["nodot=1"], env)
+        self.assertRaises(E, self.matrix, self.M, ["device zz.size=1"], env)
         bad = [
             "[device a]\nmodel = drive-managed\n[job j]\nfile = dm-seq-bypass.fio\n",
             "[device a]\nmodel = file\npath = /tmp/x\n[job j]\nfile = dm-seq-bypass.fio\n",
@@ -226,8 +228,30 @@ IOSIZE = ${IOSIZE}
 
     def test_shipped_matrices(self):
         for f in sorted(os.listdir(os.path.join(ROOT, "fio-jobs", "matrices"))):
-            m = matrix.Matrix(os.path.join(ROOT, "fio-jobs", "matrices", f), env={})
+            path = os.path.join(ROOT, "fio-jobs", "matrices", f)
+            m = matrix.Matrix(path, env={"BACKING": "/dev/sdz"})
             self.assertTrue(m.runs(), f)
+            for r in m.runs():
+                if r["dev"]["model"] in model.DM_MODELS:
+                    self.assertEqual(r["dev"]["backing"], "/dev/sdz", f)
+            # the disk to format is never a default: without BACKING
+            # every shipped matrix is refused, saying what to set
+            with self.assertRaises(matrix.MatrixError, msg=f) as cm:
+                matrix.Matrix(path, env={})
+            self.assertIn("BACKING=/dev/sdX", str(cm.exception))
+
+    def test_backing_not_from_default(self):
+        text = ("[device a]\nmodel = drive-managed\nbacking = ${DISK:-/dev/vda}\n"
+                "[job j]\nfile = dm-seq-bypass.fio\n")
+        with self.assertRaises(matrix.MatrixError) as cm:
+            self.matrix(text, env={})
+        self.assertIn("/dev/vda", str(cm.exception))
+        self.assertIn("DISK=/dev/sdX", str(cm.exception))
+        m = self.matrix(text, env={"DISK": "/dev/sdq"})
+        self.assertEqual(m.runs()[0]["dev"]["backing"], "/dev/sdq")
+        # named in the matrix, or with --set: explicit
+        m = self.matrix(text, ["device a.backing=/dev/sdr"], {})
+        self.assertEqual(m.runs()[0]["dev"]["backing"], "/dev/sdr")
 
     def test_job_file(self):
         dst = os.path.join(self.d, "job.fio")
