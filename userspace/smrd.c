@@ -47,6 +47,7 @@ struct dev_state {
 	uint64_t idle_cleans, last_clean_ms;
 	int clean;			/* idle and fully clean */
 	uint64_t zone_errors, damage_events, damage_live_blocks;
+	uint64_t commit_errors, last_commit_errno;
 	double last_event;
 };
 
@@ -154,6 +155,10 @@ static int on_event(const struct rec *r, void *arg)
 		d->cleaning_band = -1;
 	} else if (!strcmp(r->event, "zone_error")) {
 		d->zone_errors++;
+	} else if (!strcmp(r->event, "commit_error")) {
+		d->commit_errors++;
+		d->last_commit_errno = rec_u64(r, "errno", 0);
+		snprintf(d->mode, sizeof(d->mode), "drive-managed");
 	} else if (!strcmp(r->event, "damage")) {
 		d->damage_events++;
 		d->damage_live_blocks += rec_u64(r, "live_blocks", 0);
@@ -231,14 +236,15 @@ static void summary(void)
 		fprintf(stderr,
 			"smrd: %s %s (%u:%u) %s: %s, cache %u%%, cleanings %" PRIu64 "/%" PRIu64
 			", last cleaning time %" PRIu64 " ms, zone errors %" PRIu64
-			", damage events %" PRIu64 " (%" PRIu64 " live blocks)\n",
+			", damage events %" PRIu64 " (%" PRIu64 " live blocks)"
+			", commit errors %" PRIu64 "\n",
 			smrnl_family_name[d->fam], d->name, d->major, d->minor,
 			d->mode[0] ? d->mode : "?",
 			d->cleaning_band >= 0 ? "cleaning" :
 			d->clean ? "idle and clean" : "idle",
 			d->cache_pct, d->clean_dones, d->clean_starts,
 			d->last_clean_ms, d->zone_errors, d->damage_events,
-			d->damage_live_blocks);
+			d->damage_live_blocks, d->commit_errors);
 		rec_init(&r, smrnl_family_name[d->fam], "summary");
 		snprintf(r.device, sizeof(r.device), "%s", d->name);
 		r.major = d->major;
@@ -256,6 +262,7 @@ static void summary(void)
 		rec_add_u64(&r, "zone_errors", d->zone_errors);
 		rec_add_u64(&r, "damage_events", d->damage_events);
 		rec_add_u64(&r, "damage_live_blocks", d->damage_live_blocks);
+		rec_add_u64(&r, "commit_errors", d->commit_errors);
 		emit(&r);
 	}
 	if (!n)
@@ -445,10 +452,13 @@ static const struct kmetric kmetrics[] = {
 	{ "bg_aborts", "smr_background_clean_aborts_total", M_COUNTER, SC_ONE, NULL, NULL,
 	  "Background cleanings abandoned for host I/O." },
 	{ "clean_read_sectors", "smr_clean_io_bytes_total", M_COUNTER, SC_SECTORS, "op", "read",
-	  "Bytes cleaning read and wrote." },
+	  "Bytes cleaning read and wrote, counted by the kernel since the table was loaded "
+	  "(smrd_clean_io_bytes_total: the same from the events smrd received)." },
 	{ "clean_write_sectors", "smr_clean_io_bytes_total", M_COUNTER, SC_SECTORS, "op", "write", NULL },
 	{ "clean_ms_bg", "smr_clean_seconds_total", M_COUNTER, SC_MILLI, "reason", "background",
-	  "Time spent cleaning, background (with manual) and foreground." },
+	  "Time spent cleaning, background (with manual) and foreground, counted by the "
+	  "kernel since the table was loaded (smrd_clean_seconds_total: the same from the "
+	  "events smrd received)." },
 	{ "clean_ms_fg", "smr_clean_seconds_total", M_COUNTER, SC_MILLI, "reason", "foreground", NULL },
 	{ "clean_ms_since_busy", "smr_clean_since_busy_seconds", M_GAUGE, SC_MILLI, NULL, NULL,
 	  "Background and manual cleaning time since the last host write." },
@@ -621,35 +631,72 @@ static void kernel_metrics(struct mbuf *m, const struct ksnap *k)
 	}
 }
 
+/*
+ * Which devices a metric of smrd's own applies to: a device's events come
+ * from one model only (cleaning and cache levels from drive-managed,
+ * zone errors from host-managed, damage from caveat devices), and a
+ * series that can only ever be 0 is noise on a dashboard. A dm-smr device
+ * whose mode smrd has not learnt yet (no dump, no event) gets them all.
+ */
+enum { MD_DM = 1, MD_HM = 2, MD_CV = 4, MD_ALL = 7 };
+
+static int dev_model(const struct dev_state *d)
+{
+	if (d->fam == FAM_CAVEAT)
+		return MD_CV;
+	if (!strcmp(d->mode, "drive-managed"))
+		return MD_DM;
+	if (!strcmp(d->mode, "host-managed"))
+		return MD_HM;
+	return MD_ALL;
+}
+
+/* Devices that are in use and of one of the models. */
+static int dev_shown(const struct dev_state *d, int models)
+{
+	return d->used && (dev_model(d) & models);
+}
+
 /* smrd's per-device state, one metric per field. */
 struct smetric {
 	const char *name;
 	int type, scale;
 	const char *help;
 	size_t off;		/* of a uint64_t in struct dev_state */
+	int models;		/* MD_*: the devices it is emitted for */
 };
 
 #define DS(f) offsetof(struct dev_state, f)
 
 static const struct smetric smetrics[] = {
 	{ "smrd_cleanings_started_total", M_COUNTER, SC_ONE,
-	  "clean_start events received.", DS(clean_starts) },
+	  "clean_start events received.", DS(clean_starts), MD_DM },
 	{ "smrd_cleanings_total", M_COUNTER, SC_ONE,
-	  "clean_done events received.", DS(clean_dones) },
+	  "clean_done events received.", DS(clean_dones), MD_DM },
 	{ "smrd_clean_seconds_total", M_COUNTER, SC_MICRO,
-	  "Cleaning time the clean_done events reported.", DS(clean_us) },
+	  "Cleaning time the clean_done events reported since smrd started (the kernel's "
+	  "smr_clean_seconds_total counts all cleaning since the table was loaded, "
+	  "by reason; the two differ by what happened while smrd was not listening "
+	  "or events were dropped).", DS(clean_us), MD_DM },
 	{ "smrd_cache_level_events_total", M_COUNTER, SC_ONE,
-	  "cache_level events received.", DS(cache_events) },
+	  "cache_level events received.", DS(cache_events), MD_DM },
 	{ "smrd_idle_cleans_total", M_COUNTER, SC_ONE,
-	  "idle_clean events received.", DS(idle_cleans) },
+	  "idle_clean events received.", DS(idle_cleans), MD_DM },
 	{ "smrd_last_idle_clean_seconds", M_GAUGE, SC_MILLI,
-	  "Cleaning time the last idle_clean event reported.", DS(last_clean_ms) },
+	  "Cleaning time the last idle_clean event reported.", DS(last_clean_ms), MD_DM },
+	{ "smrd_commit_errors_total", M_COUNTER, SC_ONE,
+	  "commit_error events received: a metadata commit failed (the state stays in "
+	  "memory until a later commit succeeds; a crash meanwhile loses it).",
+	  DS(commit_errors), MD_DM },
+	{ "smrd_last_commit_errno", M_GAUGE, SC_ONE,
+	  "errno of the last failed metadata commit (0: none since smrd started).",
+	  DS(last_commit_errno), MD_DM },
 	{ "smrd_zone_errors_total", M_COUNTER, SC_ONE,
-	  "zone_error events received.", DS(zone_errors) },
+	  "zone_error events received.", DS(zone_errors), MD_HM },
 	{ "smrd_damage_events_total", M_COUNTER, SC_ONE,
-	  "damage events received.", DS(damage_events) },
+	  "damage events received.", DS(damage_events), MD_CV },
 	{ "smrd_damage_live_blocks_total", M_COUNTER, SC_ONE,
-	  "Valid blocks the damage events reported damaged.", DS(damage_live_blocks) },
+	  "Valid blocks the damage events reported damaged.", DS(damage_live_blocks), MD_CV },
 };
 
 static void smrd_metrics(struct mbuf *m, const struct dev_state *ds)
@@ -659,12 +706,12 @@ static void smrd_metrics(struct mbuf *m, const struct dev_state *ds)
 	int d, s;
 
 	mfamily(m, "smrd_device_state", M_GAUGE,
-		"What the events say a device is doing: 1 for the current state.");
+		"What the events say a drive-managed device is doing: 1 for the current state.");
 	for (d = 0; d < MAX_DEVS; d++) {
 		const struct dev_state *x = &ds[d];
 		int cur = x->cleaning_band >= 0 ? 0 : x->clean ? 2 : 1;
 
-		for (s = 0; x->used && s < 3; s++) {
+		for (s = 0; dev_shown(x, MD_DM) && s < 3; s++) {
 			msample(m, "smrd_device_state", smrnl_family_name[x->fam],
 				x->name, "state", states[s]);
 			mprintf(m, "%d\n", s == cur);
@@ -673,16 +720,17 @@ static void smrd_metrics(struct mbuf *m, const struct dev_state *ds)
 	mfamily(m, "smrd_cache_level_ratio", M_GAUGE,
 		"Last cache occupancy level crossed (0.25, 0.5, 0.75, 1; 0 = empty).");
 	for (d = 0; d < MAX_DEVS; d++) {
-		if (!ds[d].used)
+		if (!dev_shown(&ds[d], MD_DM))
 			continue;
 		msample(m, "smrd_cache_level_ratio", smrnl_family_name[ds[d].fam],
 			ds[d].name, NULL, NULL);
 		mprintf(m, "%u.%02u\n", ds[d].cache_pct / 100, ds[d].cache_pct % 100);
 	}
 	mfamily(m, "smrd_clean_io_bytes_total", M_COUNTER,
-		"Bytes the clean_done events reported read and written.");
+		"Bytes the clean_done events reported read and written since smrd started "
+		"(the kernel's count since the table was loaded is smr_clean_io_bytes_total).");
 	for (d = 0; d < MAX_DEVS; d++) {
-		if (!ds[d].used)
+		if (!dev_shown(&ds[d], MD_DM))
 			continue;
 		msample(m, "smrd_clean_io_bytes_total", smrnl_family_name[ds[d].fam],
 			ds[d].name, "op", "read");
@@ -694,7 +742,7 @@ static void smrd_metrics(struct mbuf *m, const struct dev_state *ds)
 	for (i = 0; i < sizeof(smetrics) / sizeof(smetrics[0]); i++) {
 		mfamily(m, smetrics[i].name, smetrics[i].type, smetrics[i].help);
 		for (d = 0; d < MAX_DEVS; d++) {
-			if (!ds[d].used)
+			if (!dev_shown(&ds[d], smetrics[i].models))
 				continue;
 			msample(m, smetrics[i].name, smrnl_family_name[ds[d].fam],
 				ds[d].name, NULL, NULL);

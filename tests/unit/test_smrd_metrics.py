@@ -237,6 +237,49 @@ class RenderCase(unittest.TestCase):
         # one) is left out rather than repeated.
         self.assertEqual(get('smr_bands', *dm0), 1)
 
+    def test_commit_errors(self):
+        # A failed metadata commit (commit_error, errno 5) is counted per
+        # device, with its errno, and in the SIGUSR1 summary's fields.
+        s = samples(self.render().stdout)
+        dm0 = frozenset([('family', 'dm-smr'), ('device', 'dm0')])
+        self.assertEqual(s[('smrd_commit_errors_total', dm0)], 1)
+        self.assertEqual(s[('smrd_last_commit_errno', dm0)], 5)
+        src = open(os.path.join(ROOT, 'userspace', 'smrd.c')).read()
+        self.assertIn('rec_add_u64(&r, "commit_errors"', src)
+
+    def test_metrics_only_for_their_model(self):
+        # smrd's event metrics exist for the model whose events they
+        # count: cleaning for drive-managed, zone errors for host-managed,
+        # damage for caveat devices; never a series that can only be 0.
+        s = samples(self.render().stdout)
+        by_dev = {}
+        for name, labels in s:
+            d = dict(labels).get('device')
+            if d is not None and name.startswith('smrd_'):
+                by_dev.setdefault(d, set()).add(name)
+        cv = 'cv "odd\\name\nx'
+        dm_only = {'smrd_device_state', 'smrd_cache_level_ratio', 'smrd_clean_io_bytes_total',
+                   'smrd_cleanings_started_total', 'smrd_cleanings_total',
+                   'smrd_clean_seconds_total', 'smrd_cache_level_events_total',
+                   'smrd_idle_cleans_total', 'smrd_last_idle_clean_seconds',
+                   'smrd_commit_errors_total', 'smrd_last_commit_errno'}
+        self.assertLessEqual(dm_only, by_dev['dm0'])
+        self.assertEqual(dm_only & by_dev['hm0'], set())
+        self.assertEqual(dm_only & by_dev[cv], set())
+        self.assertIn('smrd_zone_errors_total', by_dev['hm0'])
+        self.assertNotIn('smrd_zone_errors_total', by_dev['dm0'] | by_dev[cv])
+        self.assertIn('smrd_damage_events_total', by_dev[cv])
+        self.assertNotIn('smrd_damage_events_total', by_dev['dm0'] | by_dev['hm0'])
+
+    def test_help_names_the_twin(self):
+        # Cleaning time and bytes appear twice, from the kernel's counters
+        # and from the events: each HELP says which the other one is.
+        helps = dict(re.findall(r'^# HELP (\S+) (.*)$', self.render().stdout, re.M))
+        for a, b in (('smr_clean_seconds_total', 'smrd_clean_seconds_total'),
+                     ('smr_clean_io_bytes_total', 'smrd_clean_io_bytes_total')):
+            self.assertIn(b, helps[a])
+            self.assertIn(a, helps[b])
+
     @unittest.skipUnless(os.environ.get('PROMTOOL') or shutil.which('promtool'),
                          'promtool not installed (set PROMTOOL=path to use one)')
     def test_promtool(self):
