@@ -610,8 +610,12 @@ static int cmd_create(int argc, char **argv)
 		case O_BAND: g.band = size_arg("--band", a); break;
 		case O_CACHE:
 			if (strchr(a, '%')) {
+				int err = parse_ppm(a, &g.cache_ppm);
+
 				g.cache = 0;
-				if (parse_ppm(a, &g.cache_ppm))
+				if (err == -ERANGE)
+					usage_die("--cache '%s': a share of the size is more than 0%% and at most 100%% (e.g. 1%% or 0.25%%)", a);
+				if (err)
 					usage_die("--cache '%s': a size (1G) or a share of the size (1%%)", a);
 			} else {
 				g.cache = size_arg("--cache", a);
@@ -1297,7 +1301,7 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f, "usage: %s COMMAND [ARGS]   (%s COMMAND --help: its options)\n"
-		"       %s --version\n", prog, prog, prog);
+		"       %s -V|--version\n", prog, prog, prog);
 	for (i = 0; i < NR_COMMANDS; i++)
 		if (!commands[i].alias_of)
 			fprintf(f, "  %s %s\n", commands[i].name, commands[i].args);
@@ -1328,14 +1332,29 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (is_help(argv[1]) || !strcmp(argv[1], "help")) {
+		if (argc > 3) {
+			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[3]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
 		cur = argc > 2 ? find_command(argv[2]) : NULL;
+		if (argc > 2 && !cur) {
+			fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[2]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
 		if (cur)
 			cmd_usage(cur, stdout, 1);
 		else
 			usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		if (argc > 2) {
+			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[2]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
 		printf("%s (dm-smr) %s\n", prog, SMR_VERSION);
 		return 0;
 	}

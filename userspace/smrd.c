@@ -1048,16 +1048,27 @@ static void http_respond(struct http_client *c)
 {
 	struct mbuf body = { 0 };
 
+	const char *path;
+	int head;
+
 	c->req[c->rlen] = 0;
-	if (strncmp(c->req, "GET /metrics ", 13) && strncmp(c->req, "GET /metrics?", 13) &&
-	    strncmp(c->req, "GET / ", 6)) {
+	/* GET, or HEAD: the same headers without the body (RFC 9110 9.3.2). */
+	head = !strncmp(c->req, "HEAD ", 5);
+	if (!head && strncmp(c->req, "GET ", 4)) {
+		mprintf(&c->out, "HTTP/1.0 405 Method Not Allowed\r\nAllow: GET, HEAD\r\n"
+			"Content-Length: 0\r\n\r\n");
+		return;
+	}
+	path = c->req + (head ? 5 : 4);
+	if (strncmp(path, "/metrics ", 9) && strncmp(path, "/metrics?", 9) &&
+	    strncmp(path, "/ ", 2)) {
 		mprintf(&c->out, "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n");
 		return;
 	}
 	metrics_now(&body);
 	mprintf(&c->out, "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
 		"Content-Length: %zu\r\nConnection: close\r\n\r\n%.*s", body.len,
-		(int)body.len, body.s ? body.s : "");
+		head ? 0 : (int)body.len, body.s ? body.s : "");
 	free(body.s);
 }
 
@@ -1092,36 +1103,75 @@ static void http_io(struct http_client *c, short revents)
 	}
 }
 
+/*
+ * --metrics ADDRESS:PORT: an IPv4 loopback address (127.0.0.0/8),
+ * "localhost" (127.0.0.1, whatever /etc/hosts says: no lookup) or the
+ * IPv6 loopback in brackets, [::1]:PORT. Nothing else: the endpoint has
+ * no authentication.
+ */
 static int metrics_listen(const char *spec)
 {
 	char host[64];
 	const char *colon = strrchr(spec, ':');
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} a;
+	socklen_t alen;
 	uint64_t port;
+	size_t hlen;
 	int fd, one = 1;
 
 	if (!colon || (size_t)(colon - spec) >= sizeof(host) ||
 	    parse_u64(colon + 1, &port) || !port || port > 65535) {
-		fprintf(stderr, "smrd: --metrics wants ADDRESS:PORT, e.g. 127.0.0.1:9433\n");
+		fprintf(stderr, "smrd: --metrics wants ADDRESS:PORT, e.g. 127.0.0.1:9433, localhost:9433 or [::1]:9433\n");
 		return -1;
 	}
-	memcpy(host, spec, (size_t)(colon - spec));
-	host[colon - spec] = 0;
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-		fprintf(stderr, "smrd: --metrics: '%s' is not an IPv4 address\n", host);
+	hlen = (size_t)(colon - spec);
+	memcpy(host, spec, hlen);
+	host[hlen] = 0;
+	memset(&a, 0, sizeof(a));
+	if (hlen > 2 && host[0] == '[' && host[hlen - 1] == ']') {
+		host[hlen - 1] = 0;
+		a.in6.sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, host + 1, &a.in6.sin6_addr) != 1) {
+			fprintf(stderr, "smrd: --metrics: '%s' is not an IPv6 address\n", host + 1);
+			return -1;
+		}
+		if (!IN6_IS_ADDR_LOOPBACK(&a.in6.sin6_addr)) {
+			fprintf(stderr, "smrd: --metrics: %s is not the loopback address; the endpoint has no authentication, so it only listens on [::1] or 127.0.0.0/8\n",
+				host + 1);
+			return -1;
+		}
+		a.in6.sin6_port = htons((uint16_t)port);
+		alen = sizeof(a.in6);
+	} else {
+		a.in.sin_family = AF_INET;
+		if (!strcmp(host, "localhost")) {
+			a.in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		} else if (inet_pton(AF_INET, host, &a.in.sin_addr) != 1) {
+			fprintf(stderr, "smrd: --metrics: '%s' is not an IPv4 address, localhost or [IPv6] (an IPv6 address goes in brackets: [::1]:PORT)\n",
+				host);
+			return -1;
+		}
+		if ((ntohl(a.in.sin_addr.s_addr) >> 24) != 127) {
+			fprintf(stderr, "smrd: --metrics: %s is not a loopback address; the endpoint has no authentication, so it only listens on 127.0.0.0/8 or [::1]\n",
+				host);
+			return -1;
+		}
+		a.in.sin_port = htons((uint16_t)port);
+		alen = sizeof(a.in);
+	}
+	fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		fprintf(stderr, "smrd: --metrics %s: %s\n", spec, strerror(errno));
 		return -1;
 	}
-	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127) {
-		fprintf(stderr, "smrd: --metrics: %s is not a loopback address; the endpoint has no authentication, so it only listens on 127.0.0.0/8\n",
-			host);
-		return -1;
-	}
-	sa.sin_port = htons((uint16_t)port);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16)) {
+	if (a.sa.sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, &a.sa, alen) || listen(fd, 16)) {
 		fprintf(stderr, "smrd: --metrics %s: %s\n", spec, strerror(errno));
 		close(fd);
 		return -1;
@@ -1175,9 +1225,9 @@ static void textfile_write(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: smrd [--json FILE|-] [--metrics 127.0.0.1:PORT]\n"
+		"usage: smrd [--json FILE|-] [--metrics 127.0.0.1|localhost|[::1]:PORT]\n"
 		"            [--textfile PATH [--interval SECONDS]]\n"
-		"       smrd --help | --version\n"
+		"       smrd -h|--help | -V|--version\n"
 		"  Reports dm-smr and dm-caveat events as JSON lines (stdout by\n"
 		"  default), the Prometheus exposition on --metrics, and in the\n"
 		"  --textfile PATH for node_exporter. SIGUSR1: summary on stderr and\n"
@@ -1223,9 +1273,9 @@ int main(int argc, char **argv)
 	uint64_t interval = 15;
 	int64_t next_write = 0;
 	sigset_t mask;
-	int c, i, sfd, mfd = -1, n, ret;
+	int c, i, sfd, mfd = -1, n, ret, interval_given = 0;
 
-	while ((c = getopt_long(argc, argv, "j:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "j:m:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json_path = optarg; break;
 		case 'm': metrics = optarg; break;
@@ -1235,6 +1285,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "smrd: --interval wants seconds, 1 to 86400\n");
 				return 2;
 			}
+			interval_given = 1;
 			break;
 		case 'R': return render_file(optarg);
 		case 'h': usage(stdout); return 0;
@@ -1243,7 +1294,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "smrd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return 2;
+	}
+	if (interval_given && !textfile) {
+		fprintf(stderr, "smrd: --interval is how often --textfile is rewritten: give --textfile PATH too (the --metrics endpoint is rendered at each scrape)\n");
 		return 2;
 	}
 	if (open_json())

@@ -216,11 +216,39 @@ class SmrctlHelpVersionTest(SmrctlCase):
     def test_version(self):
         with open(os.path.join(ROOT, 'dkms.conf')) as f:
             want = re.search(r'^PACKAGE_VERSION="([^"]+)"', f.read(), re.M).group(1)
-        r = self.run_smrctl('--version')
-        self.assertEqual((r.returncode, r.stdout), (0, 'smrctl (dm-smr) %s\n' % want))
-        if os.access(SMRD, os.X_OK):
-            r = run([SMRD, '--version'])
-            self.assertEqual((r.returncode, r.stdout), (0, 'smrd (dm-smr) %s\n' % want))
+        for opt in ('--version', '-V'):
+            r = self.run_smrctl(opt)
+            self.assertEqual((r.returncode, r.stdout), (0, 'smrctl (dm-smr) %s\n' % want), opt)
+            if os.access(SMRD, os.X_OK):
+                r = run([SMRD, opt])
+                self.assertEqual((r.returncode, r.stdout), (0, 'smrd (dm-smr) %s\n' % want), opt)
+
+    def test_help_and_version_arguments(self):
+        r = self.run_smrctl('help', 'nosuch')
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("smrctl: unknown command 'nosuch'", r.stderr)
+        self.assertEqual(r.stdout, '')
+        for args, extra in ((['help', 'create', 'x'], 'x'), (['--version', 'y'], 'y'),
+                            (['-V', 'z'], 'z')):
+            r = self.run_smrctl(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn("smrctl: unexpected argument '%s'" % extra, r.stderr)
+        r = self.run_smrctl('help', 'create')
+        self.assertEqual(r.returncode, 0)
+        self.assertIn('usage: smrctl create', r.stdout)
+
+    def test_cache_share_range(self):
+        cv = ['create', 'x', '--dry-run', '--model', 'drive-managed', '--dev', self.disk,
+              '--band', '4M']
+        r = self.run_smrctl(*cv, '--cache', '200%')
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--cache '200%': a share of the size is more than 0% and at most 100%",
+                      r.stderr)
+        r = self.run_smrctl(*cv, '--cache', 'lots%')
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("a size (1G) or a share of the size (1%)", r.stderr)
+        r = self.run_smrctl(*cv, '--cache', '5%')
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     @unittest.skipUnless(os.access(SMRD, os.X_OK), 'userspace/smrd not built')
     def test_smrd_usage(self):
@@ -232,6 +260,12 @@ class SmrctlHelpVersionTest(SmrctlCase):
         self.assertIn('usage: smrd', r.stderr)
         r = run([SMRD, 'extra'])
         self.assertEqual(r.returncode, 2)
+        self.assertIn("smrd: unexpected argument 'extra'", r.stderr)
+        # --interval paces --textfile only: alone it would do nothing
+        r = run([SMRD, '--interval', '5'])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('--interval', r.stderr)
+        self.assertIn('--textfile', r.stderr)
 
 
 class SmrctlExitStatusTest(SmrctlCase):

@@ -155,9 +155,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http_get(port, path='/metrics', timeout=5):
-    with socket.create_connection(('127.0.0.1', port), timeout=timeout) as s:
-        s.sendall(('GET %s HTTP/1.0\r\nHost: x\r\n\r\n' % path).encode())
+def http_get(port, path='/metrics', timeout=5, method='GET', host='127.0.0.1'):
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(('%s %s HTTP/1.0\r\nHost: x\r\n\r\n' % (method, path)).encode())
         data = b''
         while True:
             chunk = s.recv(65536)
@@ -166,6 +166,13 @@ def http_get(port, path='/metrics', timeout=5):
             data += chunk
     head, _, body = data.decode().partition('\r\n\r\n')
     return head, body
+
+
+def http_ok6(port):
+    try:
+        return http_get(port, host='::1', timeout=1)[0].startswith('HTTP/1.0 200')
+    except OSError:
+        return False
 
 
 class CheckerCase(unittest.TestCase):
@@ -355,6 +362,50 @@ class DaemonCase(unittest.TestCase):
         self.assertIn('charset=utf-8', head)
         p.terminate()
         self.assertEqual(p.wait(5), 0)
+
+    def test_head(self):
+        port = free_port()
+        self.start('--metrics', '127.0.0.1:%d' % port)
+        self.assertTrue(self.wait_for(lambda: self.connects(port)), self.stderr())
+        head, body = http_get(port, method='HEAD')
+        self.assertTrue(head.startswith('HTTP/1.0 200'), head)
+        self.assertEqual(body, '')
+        length = int(re.search(r'Content-Length: (\d+)', head).group(1))
+        self.assertGreater(length, 0)
+        head, body = http_get(port)
+        self.assertEqual(len(body.encode()), int(re.search(r'Content-Length: (\d+)', head).group(1)))
+        self.assertTrue(http_get(port, method='POST')[0].startswith('HTTP/1.0 405'))
+
+    def test_localhost(self):
+        port = free_port()
+        self.start('--metrics', 'localhost:%d' % port)
+        self.assertTrue(self.wait_for(lambda: self.connects(port)), self.stderr())
+        self.assertTrue(http_get(port)[0].startswith('HTTP/1.0 200'))
+
+    @unittest.skipUnless(socket.has_ipv6, 'no IPv6')
+    def test_ipv6_loopback(self):
+        try:
+            with socket.socket(socket.AF_INET6) as s:
+                s.bind(('::1', 0))
+                port = s.getsockname()[1]
+        except OSError:
+            self.skipTest('no ::1 here')
+        self.start('--metrics', '[::1]:%d' % port)
+        ok = self.wait_for(lambda: http_ok6(port))
+        self.assertTrue(ok, self.stderr())
+        head, body = http_get(port, host='::1')
+        self.assertTrue(head.startswith('HTTP/1.0 200'), head)
+        self.assertIn('smrd_events_total', body)
+
+    def test_metrics_address_refused(self):
+        for bad, says in (('[2001:db8::1]:9433', 'not the loopback'),
+                          ('10.0.0.1:9433', 'not a loopback'),
+                          ('::1:9433', 'in brackets'), ('[::1]:0', 'ADDRESS:PORT'),
+                          ('example.org:9433', 'not an IPv4 address')):
+            r = subprocess.run([SMRD, '--json', '/dev/null', '--metrics', bad],
+                               capture_output=True, text=True, timeout=10)
+            self.assertEqual(r.returncode, 1, bad)
+            self.assertIn(says, r.stderr, bad)
 
     def test_textfile_replaced_atomically(self):
         path = os.path.join(tempfile.mkdtemp(), 'smrd.prom')
