@@ -15,7 +15,7 @@ import time
 from .fiorun import parse_client
 from .matrix import ROOT, Matrix, MatrixError, split_values
 from .model import DM_MODELS
-from .runner import Campaign, draw_plots, log
+from .runner import Campaign, draw_plots, log, matplotlib_missing
 from .summary import load_rows, write_summary
 
 USAGE = """\
@@ -126,6 +126,14 @@ def replot(out):
         sys.stderr.write("campaign: %s: no runs/*/ to plot\n" % out)
         return 1
     name = doc.get("campaign") or os.path.basename(os.path.abspath(out))
+    missing = matplotlib_missing()
+    if missing:
+        # the summary is still rewritten from the runs; the plots, which
+        # is what --plot was asked for, cannot be: say so and fail
+        write_summary(out, name, rows, [], doc.get("elapsed_s", 0), plotted=False,
+                      why="no matplotlib")
+        sys.stderr.write("campaign: --plot: cannot draw the plots: %s\n" % missing)
+        return 1
     figures = draw_plots(out, rows)
     write_summary(out, name, rows, figures, doc.get("elapsed_s", 0))
     with open(os.path.join(out, "summary.txt")) as f:

@@ -176,10 +176,23 @@ class Campaign(DeviceSetup, FioRunner):
 
     def finish(self):
         figures = []
-        if self.plots:
+        missing = matplotlib_missing() if self.plots else None
+        if missing:
+            log("no plots: %s" % missing)
+        elif self.plots:
             figures = draw_plots(self.out, self.rows)
         return write_summary(self.out, self.m.name, self.rows, figures,
-                             time.time() - self.t_start, plotted=self.plots)
+                             time.time() - self.t_start, plotted=self.plots and not missing,
+                             why="no matplotlib" if missing else None)
+
+
+def matplotlib_missing():
+    """Why the plots cannot be drawn (matplotlib not importable), or None."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        return "%s (apt-get install python3-matplotlib)" % e
+    return None
 
 
 def draw_plots(out, rows):

@@ -258,10 +258,11 @@ def load_rows(out, known=()):
     return rows
 
 
-def write_summary(out, name, rows, figures, elapsed, plotted=True, planned=None):
+def write_summary(out, name, rows, figures, elapsed, plotted=True, planned=None, why=None):
     """summary.csv (one row per run), summary.json (runs, figures) and
     summary.txt (readable, naming every figure). planned: the number of
-    runs the campaign will make, while it is still running."""
+    runs the campaign will make, while it is still running; why: why the
+    figures were not drawn (plotted False)."""
     cols = []
     for r in rows:
         for k in r:
@@ -274,13 +275,16 @@ def write_summary(out, name, rows, figures, elapsed, plotted=True, planned=None)
             w.writerow(r)
     doc = {"campaign": name, "elapsed_s": round(elapsed, 1), "runs": rows,
            "figures": figures}
-    failed = sum(1 for r in rows if r.get("status") != "ok")
+    failed = [r["run"] for r in rows if r.get("status") != "ok"]
+    # the runs that failed, by id; nothing when none did
+    outcome = ("%d failed: %s" % (len(failed), ", ".join(failed)) if failed
+               else "all ok" if rows else "none done")
     if planned and len(rows) < planned:
         doc["planned"] = planned
-        head = "campaign %s: %d of %d runs so far (running or interrupted), in %.0f s, %d failed" % (
-            name, len(rows), planned, elapsed, failed)
+        head = "campaign %s: %d of %d runs so far (running or interrupted), in %.0f s, %s" % (
+            name, len(rows), planned, elapsed, outcome)
     else:
-        head = "campaign %s: %d runs in %.0f s, %d failed" % (name, len(rows), elapsed, failed)
+        head = "campaign %s: %d runs in %.0f s, %s" % (name, len(rows), elapsed, outcome)
     lines = [head, ""]
     for r in rows:
         lines.append("%s  [%s]" % (r["run"], r.get("status")))
@@ -300,7 +304,8 @@ def write_summary(out, name, rows, figures, elapsed, plotted=True, planned=None)
     lines.append("")
     if not plotted:
         lines.append("figures: not drawn yet (%s): fio-jobs/campaign --plot %s" % (
-            "campaign not finished" if planned and len(rows) < planned else "--no-plots", out))
+            why or ("campaign not finished" if planned and len(rows) < planned
+                    else "--no-plots"), out))
     else:
         lines.append("figures:" if figures else "figures: none drawn")
     for fg in figures:

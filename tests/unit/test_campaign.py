@@ -10,7 +10,9 @@ on loopback.
 """
 
 import ast
+import contextlib
 import csv
+import io
 import json
 import os
 import shutil
@@ -980,6 +982,15 @@ class InterruptTest(unittest.TestCase):
         test.assertEqual(j["planned"], 3)
         txt = read(os.path.join(out, "summary.txt"))
         self.assertIn("campaign t: 1 of 3 runs so far", txt)
+        # nothing failed: no "failed" line or count at all
+        self.assertNotIn("failed", txt)
+        self.assertIn("so far (running or interrupted), in", txt)
+        # a failed run is named in the head line
+        summary.write_summary(out, "t", [dict(j["runs"][0]), {"run": "02-j-f", "status": "failed",
+                                                              "error": "x"}], [], 1.0)
+        self.assertIn("campaign t: 2 runs in 1 s, 1 failed: 02-j-f\n",
+                      read(os.path.join(out, "summary.txt")))
+        summary.write_summary(out, "t", j["runs"], [], 1.0, planned=3, plotted=False)
         self.assertIn("--plot %s" % out, txt)
         # --plot from runs/ alone: no summary.json, a run without row.json
         os.remove(os.path.join(out, "summary.json"))
@@ -1256,6 +1267,20 @@ class NoMatplotlibTest(unittest.TestCase):
         try:
             with tempfile.TemporaryDirectory() as out:
                 self.assertEqual(runner.draw_plots(out, []), [])
+                # --plot, whose whole job is the plots, fails saying why;
+                # the summary is still rewritten from the runs
+                d = os.path.join(out, "runs", "01-j-f")
+                shutil.copytree(os.path.join(DATA, "local"), d)
+                row = {"run": "01-j-f", "job": "j", "device": "f", "model": "file",
+                       "status": "ok", "error": "", "varied": ""}
+                row.update(summary.analyse_run(d, row))
+                summary.save_row(d, row)
+                err = io.StringIO()
+                with redirect_stdout(), contextlib.redirect_stderr(err):
+                    self.assertEqual(cli.main(["--plot", out]), 1)
+                self.assertIn("python3-matplotlib", err.getvalue())
+                txt = read(os.path.join(out, "summary.txt"))
+                self.assertIn("figures: not drawn yet (no matplotlib)", txt)
         finally:
             del sys.modules["matplotlib"]
             sys.modules.update(saved)
