@@ -20,6 +20,8 @@
 # KDIR defaults to the running kernel's build tree; on a machine whose own
 # kernel is not the one under test (CI, this project's VMs), the newest
 # installed Debian -amd64 headers are used instead. KVER overrides both.
+# make install does not fall back: without the running kernel's headers
+# it stops unless KVER (or KDIR) is given, and says which kernel it is for.
 # Before every build compat/probe.sh test-compiles compat/probes/ against
 # KDIR (compat/generated/config.h).
 
@@ -28,7 +30,10 @@
 
 # KVER given on the command line: make check runs that kernel alone.
 KVER_GIVEN := $(KVER)
-KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
+KDIR_GIVEN := $(KDIR)
+# The kernel this machine runs (make install's default target kernel).
+RUNNING_KVER ?= $(shell uname -r)
+KVER ?= $(shell if [ -d /lib/modules/$(RUNNING_KVER)/build ]; then echo $(RUNNING_KVER); \
 	else ls -d /lib/modules/*-amd64/build 2>/dev/null | sort -V | tail -n1 | \
 	cut -d/ -f4; fi)
 KDIR ?= /lib/modules/$(KVER)/build
@@ -43,7 +48,7 @@ INSTALL_MOD_DIR ?= extra
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 MODULES := dm-smr/dm-smr dm-caveat/dm-caveat
 
-.PHONY: dkms-shadow-check all modules test-modules install uninstall clean check demo deps vm-check
+.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo deps vm-check
 
 all: modules
 
@@ -66,7 +71,23 @@ test-modules:
 	test -d "$(KDIR)" || { echo "No kernel build tree at '$(KDIR)': install linux-headers or set KDIR=" >&2; exit 1; }; \
 	$(MAKE) -C $(KDIR) M=$(PWD)/tests/kmod modules
 
-install: modules
+# make install puts the modules where one kernel loads them: the running
+# one, unless KVER (or KDIR) says which. Without the running kernel's
+# headers the default KVER above is some other kernel's (the newest
+# headers installed): refuse rather than install for a kernel the user
+# did not pick, and say which kernel it is for when it goes ahead.
+install-kver-check:
+	@if [ -z "$(KVER_GIVEN)$(KDIR_GIVEN)" ] && [ ! -d /lib/modules/$(RUNNING_KVER)/build ]; then \
+		echo "make install: the running kernel $(RUNNING_KVER) has no headers (/lib/modules/$(RUNNING_KVER)/build):" >&2; \
+		echo "  install them (apt-get install linux-headers-$(RUNNING_KVER)), or give the kernel to build" >&2; \
+		echo "  and install for: make install KVER=<version> (installed: $$(ls /lib/modules 2>/dev/null | tr '\n' ' '))" >&2; \
+		exit 1; \
+	fi
+	@test -n "$(KVER)" || { echo "make install: no kernel headers found: install linux-headers-$(RUNNING_KVER) or give KVER=" >&2; exit 1; }
+	@echo "make install: building and installing the modules for kernel $(KVER) ($(KDIR))"
+
+install: install-kver-check
+	@$(MAKE) --no-print-directory modules KVER=$(KVER) KDIR=$(KDIR)
 	$(MAKE) -C $(KDIR) M=$(PWD) modules_install INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR))
 	$(if $(DESTDIR),,depmod -a $(KVER))

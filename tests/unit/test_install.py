@@ -166,6 +166,26 @@ class InstallTest(unittest.TestCase):
         self.assertIn("DKMS has dm-caveat for %s in updates/dkms/" % kver, r.stderr)
         self.assertNotIn("dm-smr for", r.stderr)
 
+    def test_install_names_its_kernel(self):
+        # Without the running kernel's headers, make install stops (it
+        # used to build for the newest headers installed, silently);
+        # with KVER it says which kernel it builds and installs for.
+        destdir = tempfile.mkdtemp(dir=self.tmp)
+        running = "0.0.0-no-headers-test"
+        r = subprocess.run(["make", "-C", self.tmp, "install", "RUNNING_KVER=" + running,
+                            "DESTDIR=" + destdir], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("the running kernel %s has no headers" % running, r.stderr)
+        self.assertIn("make install KVER=<version>", r.stderr)
+        self.assertEqual(os.listdir(destdir), [], "nothing built or installed")
+        r = subprocess.run(["make", "-s", "-C", self.tmp, "install-kver-check",
+                            "RUNNING_KVER=" + running, "KVER=0.0.1-given"],
+                           capture_output=True, text=True, env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("the modules for kernel 0.0.1-given (/lib/modules/0.0.1-given/build)",
+                      r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
