@@ -14,7 +14,8 @@
 #                        suite on every kernel scripts/kernels.sh lists
 #                        (6.1 and 6.12 whole, the newest its smoke set)
 #   make check KVER=V    the VM suite on kernel V alone (SMOKE=1: smoke set)
-#   make demo            set up, build, boot the VM and run the demo
+#   make demo            set up what the demo needs (one kernel), build, boot
+#                        the VM and run the demo
 #   make clean
 #
 # KDIR defaults to the running kernel's build tree; on a machine whose own
@@ -48,7 +49,7 @@ INSTALL_MOD_DIR ?= extra
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 MODULES := dm-smr/dm-smr dm-caveat/dm-caveat
 
-.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo deps vm-check
+.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo demo-run deps vm-check
 
 all: modules
 
@@ -124,7 +125,19 @@ check: deps
 	/usr/bin/python3 -m unittest discover -s tests/unit -v
 	scripts/check.sh $(if $(KVER_GIVEN),$(KVER_GIVEN) $(if $(SMOKE),smoke,full))
 
-demo: deps
+# The demo boots one kernel, Debian 12's own 6.1 (or KVER=, an installed
+# one), so it sets up only that: not 6.12, not the newest kernel's trixie
+# chroot, not fio's source tree (test_fio_02's); make check sets up all.
+DEMO_DEPS := SMR_KERNELS=6.1 SMR_FIO_SOURCE=0
+
+demo:
+	$(DEMO_DEPS) scripts/setup-deps.sh
+	@$(MAKE) --no-print-directory demo-run \
+		KVER="$(or $(KVER_GIVEN),$$(SMR_KERNELS=6.1 scripts/kernels.sh | sed -n '1s/ .*//p'))"
+
+demo-run:
+	@test -n "$(KVER)" || { echo "make demo: no 6.1 kernel with headers after set-up" >&2; exit 1; }
+	@echo "make demo: kernel $(KVER)"
 	$(MAKE) modules KVER=$(KVER)
 	$(MAKE) -C userspace
 	scripts/demo.sh --kernel $(KVER)
