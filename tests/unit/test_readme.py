@@ -31,5 +31,14 @@ class ReadmeHeadTest(unittest.TestCase):
         self.assertEqual(len(re.findall(r"^# ", text, re.M)), 1, "one title")
 
 
+class DocsMatchCodeTest(unittest.TestCase):
+    def test_every_shipped_profile_in_the_table(self):
+        with open(os.path.join(ROOT, "docs", "smrd.rst")) as f:
+            doc = f.read()
+        for p in os.listdir(os.path.join(ROOT, "userspace", "profiles")):
+            if p.endswith(".profile"):
+                self.assertRegex(doc, r"(?m)^``%s``\s" % re.escape(p[:-len(".profile")]), p)
+
+
 if __name__ == "__main__":
     unittest.main()
