@@ -596,7 +596,24 @@ static struct target_type smr_target_type = {
 	.report_zones = smr_report_zones,
 };
 
-module_smr_target(smr_target_type, smr_nl_init, smr_nl_exit);
+static int __init smr_init(void)
+{
+	return smr_genl_register_target(&smr_target_type, smr_nl_init,
+					smr_nl_exit);
+}
+module_init(smr_init);
+
+/*
+ * The tables are gone (each held the module), but a zoned device's last
+ * reference may still be an opener's: its ->free_disk runs this module's
+ * code after the block layer dropped the module reference the open took.
+ */
+static void __exit smr_exit(void)
+{
+	smr_genl_unregister_target(&smr_target_type, smr_nl_exit);
+	smr_zdev_wait_freed();
+}
+module_exit(smr_exit);
 
 MODULE_DESCRIPTION(DM_NAME " target emulating shingled (SMR) disks");
 MODULE_LICENSE("GPL");

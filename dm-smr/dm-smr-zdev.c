@@ -50,6 +50,9 @@ struct smr_zdev {
 static LIST_HEAD(smr_zdevs);
 static DEFINE_MUTEX(smr_zdev_lock);
 static DEFINE_IDA(smr_zdev_ida);
+/* Engines allocated and not yet freed, for module exit. */
+static atomic_t smr_zdevs_alive = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(smr_zdevs_freed);
 
 struct smr_target *smr_zdev_ctx(struct smr_zdev *zdev)
 {
@@ -189,6 +192,22 @@ static void smr_zdev_free(struct smr_zdev *zdev)
 	if (zdev->id >= 0)
 		ida_free(&smr_zdev_ida, zdev->id);
 	kfree(zdev);
+	/* Last: module exit may proceed once this reaches zero. */
+	if (atomic_dec_and_test(&smr_zdevs_alive))
+		wake_up(&smr_zdevs_freed);
+}
+
+/*
+ * Module exit: wait until every engine's disk is released. Its last
+ * reference (an opener's, or a sysfs reader's) goes within moments of
+ * the module reference, so this is a short wait; say so if it is not.
+ */
+void smr_zdev_wait_freed(void)
+{
+	while (!wait_event_timeout(smr_zdevs_freed,
+				   !atomic_read(&smr_zdevs_alive), 10 * HZ))
+		DMWARN("module exit waits for %d zoned device(s) to be released",
+		       atomic_read(&smr_zdevs_alive));
 }
 
 /* Does the table line @tsc describe the drive @zdev emulates? */
@@ -219,9 +238,12 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 		*error = "Cannot allocate the zoned device";
 		return ERR_PTR(-ENOMEM);
 	}
+	atomic_inc(&smr_zdevs_alive);	/* smr_zdev_free() drops it */
 	zdev->backing = tsc->bdev->bd_dev;
 	zdev->id = ida_alloc(&smr_zdev_ida, GFP_KERNEL);
 	if (zdev->id < 0) {
+		if (atomic_dec_and_test(&smr_zdevs_alive))
+			wake_up(&smr_zdevs_freed);
 		kfree(zdev);
 		*error = "Cannot allocate a zoned device number";
 		return ERR_PTR(-ENOMEM);

@@ -354,6 +354,7 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error);
 void smr_zdev_put(struct smr_zdev *zdev);
 struct smr_target *smr_zdev_ctx(struct smr_zdev *zdev);
 dev_t smr_zdev_devt(struct smr_zdev *zdev);
+void smr_zdev_wait_freed(void);
 
 /* The zone state of a host-managed table (the engine's context). */
 static inline struct smr_target *smr_zones_of(struct smr_target *sc)
