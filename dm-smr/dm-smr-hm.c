@@ -232,11 +232,10 @@ static void smr_hm_clone_endio(struct bio *clone)
 }
 
 /*
- * Send a clone to @bsector of the backing device; @pos is its device
+ * Aim a clone at @bsector of the backing device; @pos is its device
  * sector, where the timing model puts it.
  */
-static void smr_hm_issue(struct smr_hm_io *io, sector_t bsector,
-			 sector_t pos)
+static void smr_hm_prep(struct smr_hm_io *io, sector_t bsector, sector_t pos)
 {
 	struct bio *clone = &io->clone;
 
@@ -246,7 +245,13 @@ static void smr_hm_issue(struct smr_hm_io *io, sector_t bsector,
 					   NULL);
 	clone->bi_iter.bi_sector = bsector;
 	clone->bi_end_io = smr_hm_clone_endio;
-	submit_bio_noacct(clone);
+}
+
+static void smr_hm_issue(struct smr_hm_io *io, sector_t bsector,
+			 sector_t pos)
+{
+	smr_hm_prep(io, bsector, pos);
+	submit_bio_noacct(&io->clone);
 }
 
 static struct smr_hm_io *smr_hm_clone(struct smr_target *sc, struct bio *bio,
@@ -267,8 +272,15 @@ static struct smr_hm_io *smr_hm_clone(struct smr_target *sc, struct bio *bio,
 	return io;
 }
 
+/*
+ * A write to sequential zone @zno: checked against the write pointer and
+ * placed (the pointer advances) now, in submission order, so that writes
+ * pipelined behind it find the pointer where it leaves it. With
+ * @preflush it is issued only after the flush it asks for: the commit
+ * worker sends it on (smr_hm_commit_work()).
+ */
 static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
-			     u32 off, u32 nr)
+			     u32 off, u32 nr, bool preflush)
 {
 	bool append = bio_op(bio) == REQ_OP_ZONE_APPEND;
 	struct smr_zone *z = &sc->zones[zno];
@@ -324,6 +336,12 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	io->clone.bi_opf = REQ_OP_WRITE |
 		(bio->bi_opf & ~(REQ_OP_MASK | REQ_FUA | REQ_PREFLUSH));
 	trace_smr_hm_write(sc->label, zno, off, nr, append);
+	if (preflush) {
+		smr_hm_prep(io, smr_backing_sector(sc, zno, off),
+			    smr_zone_start(sc, zno) + off);
+		smr_defer(sc, &sc->preflush_clones, &io->clone);
+		return;
+	}
 	smr_hm_issue(io, smr_backing_sector(sc, zno, off),
 		     smr_zone_start(sc, zno) + off);
 	return;
@@ -345,7 +363,9 @@ static void smr_hm_zone_mgmt(struct smr_target *sc, struct bio *bio)
 	u32 zno = smr_zone_of(sc, sector);
 	blk_status_t sts;
 
-	if (sector != smr_zone_start(sc, zno) || smr_zone_is_conv(sc, zno)) {
+	/* Past the last zone: the block layer checks, in-kernel callers may not. */
+	if (zno >= sc->nr_zones || sector != smr_zone_start(sc, zno) ||
+	    smr_zone_is_conv(sc, zno)) {
 		sts = BLK_STS_IOERR;
 		goto fail;
 	}
@@ -429,16 +449,13 @@ void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 {
 	sector_t sector = bio->bi_iter.bi_sector;
 	u32 nr = bio_sectors(bio);
+	bool preflush = bio->bi_opf & REQ_PREFLUSH;
 	struct smr_hm_io *io;
 	u32 zno, off;
 
-	if (unlikely(bio->bi_opf & REQ_PREFLUSH ||
-		     (!nr && bio_op(bio) == REQ_OP_WRITE))) {
-		/*
-		 * The commit worker flushes, then submits the data (if any).
-		 * An empty write (an empty FUA one) is a flush too.
-		 */
-		smr_defer(sc, nr ? &sc->preflush_bios : &sc->flush_bios, bio);
+	if (unlikely(!nr && (preflush || bio_op(bio) == REQ_OP_WRITE))) {
+		/* An empty write (an empty FUA one) is a flush too. */
+		smr_defer(sc, &sc->flush_bios, bio);
 		return;
 	}
 
@@ -464,7 +481,7 @@ void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 	zno = smr_zone_of(sc, sector);
 	off = sector - smr_zone_start(sc, zno);
 	if (unlikely((sector | nr) & (SMR_BLOCK_SECTORS - 1) || !nr ||
-		     off + nr > sc->zone_sectors)) {
+		     zno >= sc->nr_zones || off + nr > sc->zone_sectors)) {
 		spin_lock_irq(&sc->lock);
 		sc->stats.errors++;
 		spin_unlock_irq(&sc->lock);
@@ -476,7 +493,12 @@ void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 		return;
 	}
 	if (!smr_zone_is_conv(sc, zno)) {
-		smr_hm_write_seq(sc, bio, zno, off, nr);
+		smr_hm_write_seq(sc, bio, zno, off, nr, preflush);
+		return;
+	}
+	if (unlikely(preflush)) {
+		/* The commit worker flushes, then submits it again without. */
+		smr_defer(sc, &sc->preflush_bios, bio);
 		return;
 	}
 	if (bio_op(bio) == REQ_OP_ZONE_APPEND) {
@@ -535,7 +557,7 @@ static void smr_hm_commit_work(struct work_struct *work)
 	struct smr_target *sc = container_of(work, struct smr_target,
 					     commit_work);
 	struct bio_list flushes, commits, preflush, reset_all, ready, released;
-	struct bio_list waiting;
+	struct bio_list waiting, clones;
 	blk_status_t sts = BLK_STS_OK;
 	struct bio *bio;
 
@@ -544,6 +566,8 @@ static void smr_hm_commit_work(struct work_struct *work)
 	commits = sc->commit_bios;
 	preflush = sc->preflush_bios;
 	reset_all = sc->reset_all_bios;
+	clones = sc->preflush_clones;
+	bio_list_init(&sc->preflush_clones);
 	bio_list_init(&sc->flush_bios);
 	bio_list_init(&sc->commit_bios);
 	bio_list_init(&sc->preflush_bios);
@@ -553,9 +577,24 @@ static void smr_hm_commit_work(struct work_struct *work)
 	if (!bio_list_empty(&reset_all))
 		smr_hm_reset_all(sc);
 	if (!bio_list_empty(&flushes) || !bio_list_empty(&commits) ||
-	    !bio_list_empty(&preflush) || !bio_list_empty(&reset_all)) {
+	    !bio_list_empty(&preflush) || !bio_list_empty(&reset_all) ||
+	    !bio_list_empty(&clones)) {
 		if (smr_md_commit(sc))
 			sts = BLK_STS_IOERR;
+	}
+
+	/*
+	 * Sequential writes placed at submission, now past their flush. One
+	 * whose flush failed fails as a write does: its zone rewinds to it,
+	 * and the writes placed behind it fail too.
+	 */
+	while ((bio = bio_list_pop(&clones))) {
+		if (sts) {
+			bio->bi_status = sts;
+			smr_hm_io_done(bio);
+		} else {
+			submit_bio_noacct(bio);
+		}
 	}
 
 	while ((bio = bio_list_pop(&flushes)))
@@ -604,6 +643,7 @@ int smr_hm_ctx_init(struct smr_target *sc)
 	bio_list_init(&sc->flush_bios);
 	bio_list_init(&sc->commit_bios);
 	bio_list_init(&sc->preflush_bios);
+	bio_list_init(&sc->preflush_clones);
 	bio_list_init(&sc->reset_all_bios);
 	bio_list_init(&sc->reset_wait);
 	atomic_set(&sc->inflight, 0);

@@ -181,7 +181,8 @@ struct smr_target {
 	/* Deferred completions, handled by the commit worker. */
 	struct bio_list flush_bios;	/* empty flushes */
 	struct bio_list commit_bios;	/* FUA writes, resets, finishes */
-	struct bio_list preflush_bios;	/* writes with a preflush */
+	struct bio_list preflush_bios;	/* conventional writes with a preflush */
+	struct bio_list preflush_clones; /* sequential ones, placed, to issue */
 	struct bio_list reset_all_bios;
 	struct bio_list reset_wait;	/* resets waiting for stale writes */
 	u32 stale_inflight;		/* writes submitted before a reset */
