@@ -486,12 +486,13 @@ dmesg_since() {
 		END { for (i = 0; i < n; i++) print buf[i] }'
 }
 
-# dm_refuse NAME DESC TABLE LOG: creating NAME with TABLE is refused and
-# the kernel log says LOG (one ok/not_ok "refused: DESC").
+# dm_refuse NAME DESC TABLE LOG: creating NAME with TABLE (one line or
+# several) is refused and the kernel log says LOG (one ok/not_ok
+# "refused: DESC").
 dm_refuse() {
 	local mark="$1-refuse-$RANDOM"
 	echo "$mark" > /dev/kmsg
-	if dmsetup create "$1" --table "$3" > /dev/null 2>&1; then
+	if printf '%s\n' "$3" | dmsetup create "$1" > /dev/null 2>&1; then
 		dmsetup remove "$1"
 		not_ok "refused: $2" "the table was accepted: $3"
 		return

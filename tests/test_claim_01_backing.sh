@@ -39,23 +39,6 @@ load_refused() {
 	assert_eq "$desc: no inactive table left" "" "$(dmsetup table --inactive "$name")"
 }
 
-# create_refused NAME DESC TABLE LOG: as dm_refuse (common.sh), for a
-# table of several lines.
-create_refused() {
-	local mark="claim-$RANDOM$RANDOM"
-	echo "$mark" > /dev/kmsg
-	if printf '%s\n' "$3" | dmsetup create "$1" > /dev/null 2>&1; then
-		dmsetup remove "$1"
-		not_ok "refused: $2" "the table was accepted: $3"
-		return
-	fi
-	if dmesg_since "$mark" | grep -qF -- "$4"; then
-		ok "refused: $2"
-	else
-		not_ok "refused: $2 (log: $4)" "$(dmesg_since "$mark" | tail -3)"
-	fi
-}
-
 # reload NAME TABLE: suspend, load TABLE, resume (a reload that must work).
 reload() {
 	dmsetup suspend "$1" && dmsetup load "$1" --table "$2" && dmsetup resume "$1"
@@ -105,7 +88,7 @@ check "dm: remove the first device" dm_remove $DM
 check "dm: the second device is allowed once the first is gone" dm_create t_claim_dm2 "$TBL"
 check_writes "dm: the data is the second device's" /dev/mapper/t_claim_dm2 "$writes"
 check "dm: remove it" dm_remove t_claim_dm2
-create_refused t_claim_dm3 "dm: two targets of one table on one backing device" \
+dm_refuse t_claim_dm3 "dm: two targets of one table on one backing device" \
 	"$(printf '0 %d smr %s drive-managed %d 2 cache_sectors %d\n%d %d smr %s drive-managed %d 2 cache_sectors %d' \
 		$LEN "$back" $BAND $CACHE $LEN $LEN "$back" $BAND $CACHE)" \
 	"Two targets of one table cannot share a backing device"
@@ -128,7 +111,7 @@ check "cv: remove the first device" dm_remove $CV
 check "cv: the second device is allowed once the first is gone" dm_create t_claim_cv2 "$CTBL"
 assert_data "cv: the data is the second device's" /dev/mapper/t_claim_cv2 "$f" 1048576
 check "cv: remove it" dm_remove t_claim_cv2
-create_refused t_claim_cv3 "cv: two targets of one table on one backing device" \
+dm_refuse t_claim_cv3 "cv: two targets of one table on one backing device" \
 	"$(printf '0 %d caveat %s 16 4\n%d %d caveat %s 16 4' $CLEN "$cback" $CLEN $CLEN "$cback")" \
 	"Two targets of one table cannot share a backing device"
 
@@ -150,7 +133,7 @@ check "hm: remove the first device" dm_remove $HM
 check "hm: the second device is allowed once the first is gone" dm_create t_claim_hm2 "$HTBL"
 assert_data "hm: the data is the second device's" /dev/mapper/t_claim_hm2 "$f" $((ZS * 512))
 check "hm: remove it" dm_remove t_claim_hm2
-create_refused t_claim_hm3 "hm: two targets of one table on one backing device" \
+dm_refuse t_claim_hm3 "hm: two targets of one table on one backing device" \
 	"$(printf '0 %d smr %s host-managed %d\n%d %d smr %s host-managed %d' \
 		$HLEN "$hback" $ZS $HLEN $HLEN "$hback" $ZS)" \
 	"Two targets of one table cannot share a backing device"
