@@ -103,6 +103,10 @@ static int cv_check_geometry(struct cv_target *sc)
 		ti->error = "unshingled exceeds the capacity in blocks";
 		return -EINVAL;
 	}
+	if (sc->nr_blocks > CV_MAX_BLOCKS) {
+		ti->error = "Device too large for the damage map (at most 2^42 - 2^15 blocks)";
+		return -EINVAL;
+	}
 	if (cv_md_pages(sc->nr_blocks) > (U32_MAX >> 2)) {
 		ti->error = "Device too large";
 		return -EINVAL;

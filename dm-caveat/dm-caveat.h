@@ -105,6 +105,13 @@
 #define CV_MIN_BLOCK_SIZE	512
 #define CV_MAX_BLOCK_SIZE	65536
 #define CV_MAX_DID		(1ULL << 32)
+/*
+ * The chunk array is one kvcalloc(), and kvmalloc() refuses (with a
+ * WARN) more than INT_MAX bytes: at most 2^27 - 1 chunks, 2^42 - 2^15
+ * blocks (2 PiB of 512-byte blocks, 16 PiB of 4 KiB ones).
+ */
+#define CV_MAX_CHUNKS		(INT_MAX / sizeof(struct cv_chunk))
+#define CV_MAX_BLOCKS		((u64)CV_MAX_CHUNKS << CV_CHUNK_SHIFT)
 
 /*
  * The write cache (write_cache <blocks>, dm-caveat-io.c). It holds at

@@ -39,6 +39,11 @@ refused "negative DID" "Invalid DID" "0 $LEN caveat $backing -1 0"
 refused "DNOR not a number" "Invalid DNOR" "0 $LEN caveat $backing 16 six"
 refused "DNOR > DID" "DNOR must not exceed DID" "0 $LEN caveat $backing 6 16"
 refused "huge DID" "DID too large" "0 $LEN caveat $backing 99999999999 0"
+# 2^42 + 2^15 blocks of 512 bytes: the chunk array would pass INT_MAX
+# bytes, where kvmalloc() warns (a panic with panic_on_warn); refused
+# before it is allocated (the harness fails the test on the warning).
+refused "capacity past the damage map's limit" "Device too large for the damage map" \
+	"0 $(( (1 << 42) + (1 << 15) )) caveat $backing 16 6 2 block_size 512"
 refused "optional count larger than the arguments" "Invalid number of optional arguments" \
 	"0 $LEN caveat $backing 16 6 3 block_size 4096"
 refused "optional count too large" "Invalid number of optional arguments" \
