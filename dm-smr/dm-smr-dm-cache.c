@@ -540,12 +540,23 @@ void smr_dm_levels(struct smr_target *sc)
  * order; numbered at map time, the index and a reload could disagree.)
  * The loop is bounded by the largest write, SMR_DM_IO_SECTORS.
  */
+/*
+ * Test only: add this to the sequence number of the next cache write
+ * indexed, once, as a drive that has been written for years would have
+ * it (tests/test_dm_08_policy.sh: cost-benefit's score past 2^64). 0: none.
+ */
+static unsigned long long seq_jump;
+module_param(seq_jump, ullong, 0600);
+MODULE_PARM_DESC(seq_jump, "test only: add this to the next cache write's sequence number, once");
+
 static void smr_dm_index(struct smr_target *sc, struct smr_band *b,
 			 struct smr_dm_io *io)
 {
 	struct smr_dm *dm = sc->dm;
 	u32 i;
 
+	if (unlikely(READ_ONCE(seq_jump)))
+		dm->next_seq += xchg(&seq_jump, 0);
 	for (i = 0; i < io->nr; i++)
 		dm->slot_seq[io->slot + i] = dm->next_seq++;
 	smr_ext_insert(dm, b, io->off, io->nr, io->slot);

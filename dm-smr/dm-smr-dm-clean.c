@@ -38,9 +38,39 @@ static u32 smr_greedy_pick(struct smr_dm *dm)
 }
 
 /*
+ * cost-benefit's score, slots x age, exactly: up to 2^28 slots times an
+ * age of up to 2^64 cache writes needs 92 bits, and a product wrapped
+ * at 2^64 would rank a long-cold band below young ones. Kept as
+ * hi * 2^32 + lo with lo < 2^32 (hi < 2^64: (2^32 - 1)^2 + 2^32 - 1).
+ */
+struct smr_cb_score {
+	u64 hi, lo;
+};
+
+static struct smr_cb_score smr_cb_score(u32 slots, u64 age)
+{
+	u64 lo = (u64)slots * (u32)age;
+
+	return (struct smr_cb_score){
+		.hi = (u64)slots * (age >> 32) + (lo >> 32),
+		.lo = lo & U32_MAX,
+	};
+}
+
+static int smr_cb_cmp(struct smr_cb_score a, struct smr_cb_score b)
+{
+	if (a.hi != b.hi)
+		return a.hi < b.hi ? -1 : 1;
+	if (a.lo != b.lo)
+		return a.lo < b.lo ? -1 : 1;
+	return 0;
+}
+
+/*
  * cost-benefit: the most slots freed times how long they have been cold
  * (slots x age, age counted in cache writes since the band's oldest
- * slot). Every score moves with every write, so no order by score can be
+ * slot; compared exactly, smr_cb_score()). Every score moves with every
+ * write, so no order by score can be
  * kept; the bands are kept instead in buckets by slot count, powers of
  * two, each oldest first (dm-smr-dm-cache.c). The oldest band of a bucket
  * has the highest age there and at least half the slots of any other, so
@@ -50,8 +80,10 @@ static u32 smr_greedy_pick(struct smr_dm *dm)
  */
 static u32 smr_cost_benefit_pick(struct smr_dm *dm)
 {
-	u64 now = dm->next_seq, best_score = 0, score;
+	struct smr_cb_score best_score = { 0, 0 }, score;
+	u64 now = dm->next_seq;
 	u32 best = SMR_BAND_NONE, k;
+	int c;
 
 	for (k = 0; k < SMR_CB_BUCKETS; k++) {
 		struct rb_node *n = rb_first_cached(&dm->cb[k]);
@@ -62,9 +94,10 @@ static u32 smr_cost_benefit_pick(struct smr_dm *dm)
 			continue;
 		b = rb_entry(n, struct smr_band, cb_node);
 		band = b - dm->bands;
-		score = (u64)b->slots * (now > b->first_seq ? now - b->first_seq : 0);
-		if (best == SMR_BAND_NONE || score > best_score ||
-		    (score == best_score && band < best)) {
+		score = smr_cb_score(b->slots,
+				     now > b->first_seq ? now - b->first_seq : 0);
+		c = smr_cb_cmp(score, best_score);
+		if (best == SMR_BAND_NONE || c > 0 || (c == 0 && band < best)) {
 			best = band;
 			best_score = score;
 		}

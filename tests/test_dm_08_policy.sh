@@ -89,5 +89,40 @@ run fifo reload "4 1 6 2"
 run greedy reload "1 6 4 2"
 run cost-benefit reload "1 4 6 2"
 
+# cost-benefit's score (slots x age) needs more than 64 bits on a drive
+# written long enough. Band 4 gets a write (seq 1), the sequence then
+# jumps by 2^63 (the module's test-only seq_jump), band 4 a second write
+# (seq 2^63 + 2) and band 1 eight (2^63 + 3 to 2^63 + 10). At now
+# 2^63 + 11, band 4 scores 2 x (2^63 + 10) = 2^64 + 20 and band 1 only
+# 8 x 8 = 64: band 4 first. (A score wrapped at 2^64 is 20: band 1 first.)
+JUMP=/sys/module/dm_smr/parameters/seq_jump
+desc="cost-benefit with scores past 2^64"
+if dms_create "$N" $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0 \
+	seq_bypass off policy cost-benefit format &&
+   write_band 4 1 && echo 9223372036854775808 > $JUMP &&
+   dd if=/dev/urandom of="$D" bs=4096 count=1 seek=$((4 * 256 + 2)) \
+	oflag=direct,dsync status=none && write_band 1 8; then
+	assert_eq "$desc: the jump was taken" 0 "$(cat $JUMP)"
+	dms_expect "$desc: 2 dirty bands, 10 slots used" "$D" \
+		"dirty_bands == 2" "cache_used == 10"
+	if smrd_start "$EV"; then
+		check "$desc: clean message" dms_msg "$D" clean
+		dms_wait_clean "$D" 60 > /dev/null ||
+			not_ok "$desc: cleaned within 60 s" "$(dmsetup status "$N")"
+		sleep 0.5
+		smrd_stop
+		got=$(jq -r "select(.event == \"clean_start\" and .device == \"$N\") | .band" "$EV" |
+			tr '\n' ' ' | sed 's/ $//')
+		assert_eq "$desc: bands cleaned in order" "4 1" "$got"
+	else
+		not_ok "$desc: smrd"
+	fi
+	check "$desc: remove" dm_remove "$N"
+else
+	not_ok "$desc: create and write"
+	echo 0 > $JUMP
+	dm_remove "$N" 2>/dev/null
+fi
+
 dmesg_check
 _show_result
