@@ -251,17 +251,10 @@ void cv_work(struct work_struct *work)
 	end = cv_tm_md(sc);
 
 	/* ... and fails if a write the cache completed before it was lost. */
-	fsts = sts;
-	if (!bio_list_empty(&flushes)) {
-		spin_lock_irq(&sc->lock);
-		if (sc->wc_error)
-			fsts = BLK_STS_IOERR;
-		sc->wc_error = false;
-		spin_unlock_irq(&sc->lock);
-	}
 	while ((bio = bio_list_pop(&flushes))) {
 		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 
+		fsts = cv_wc_flush_fails(sc, io->first) ? BLK_STS_IOERR : sts;
 		bio->bi_status = fsts;
 		io->tm.end = end;
 		cv_end_bio(sc, bio);
@@ -497,7 +490,12 @@ int cv_map(struct dm_target *ti, struct bio *bio)
 	io->kind = CV_IO_NONE;
 	io->tm.end = 0;
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio)) {
-		cv_defer(sc, &sc->flush_bios, bio);
+		/* Numbered in the order they reach the list (cv_wc_flush_fails()). */
+		spin_lock_irq(&sc->lock);
+		io->first = ++sc->flush_seq;
+		bio_list_add(&sc->flush_bios, bio);
+		spin_unlock_irq(&sc->lock);
+		queue_work(sc->wq, &sc->work);
 		return DM_MAPIO_SUBMITTED;
 	}
 	/*

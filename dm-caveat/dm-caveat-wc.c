@@ -26,9 +26,11 @@
  *  - a read sees a completed write: a read overlapping a copy not yet
  *    home waits in held_bios until it is, and so does a write (it must
  *    land after it);
- *  - a copy that fails to reach its home fails the next flush, once
- *    (its blocks keep the state they had before it, as a failed
- *    write's do).
+ *  - a copy that fails to reach its home fails the flush that covers
+ *    its write, the first one issued after the write was acknowledged,
+ *    once (its blocks keep the state they had before it, as a failed
+ *    write's do). A flush issued before the acknowledgement does not
+ *    cover it, even one still being handled when the copy fails.
  * Its memory is bounded: at most CV_WC_MAX_WRITES writes and wc_max
  * blocks, taken without waiting (GFP_NOWAIT); when either is short the
  * write waits in the worker as it would without a cache. FUA writes are
@@ -103,6 +105,55 @@ void cv_wc_unreserve(struct cv_target *sc, struct cv_io *io)
 }
 
 /*
+ * A copy acknowledged when flush_seq was @gen is lost: flush @gen + 1,
+ * issued after it, fails. Lock held. wc_fail[] stays sorted; when it is
+ * full (that many flushes in flight, each owed an error), the error goes
+ * to a later flush in it instead, which covers the write too.
+ */
+static void cv_wc_fail_add(struct cv_target *sc, u64 gen)
+{
+	u64 f = gen + 1;
+	unsigned int i, n = sc->wc_nr_fail;
+
+	for (i = 0; i < n && sc->wc_fail[i] < f; i++)
+		;
+	if (i < n && sc->wc_fail[i] == f)
+		return;
+	if (n == CV_WC_FAIL_MAX) {
+		if (i == n)
+			sc->wc_fail[n - 1] = f;
+		return;
+	}
+	memmove(&sc->wc_fail[i + 1], &sc->wc_fail[i],
+		(n - i) * sizeof(sc->wc_fail[0]));
+	sc->wc_fail[i] = f;
+	sc->wc_nr_fail++;
+}
+
+/*
+ * Flush number @flush ends: does it fail for a lost copy? It covers the
+ * copies acknowledged before it was issued, and the worker put all of
+ * them home (or lost them) before it ends it, so their errors are known
+ * by now. Each error is reported once. Flushes end in the order of
+ * their numbers.
+ */
+bool cv_wc_flush_fails(struct cv_target *sc, u64 flush)
+{
+	unsigned int i;
+	bool fail;
+
+	spin_lock_irq(&sc->lock);
+	for (i = 0; i < sc->wc_nr_fail && sc->wc_fail[i] <= flush; i++)
+		;
+	fail = i;
+	sc->wc_nr_fail -= i;
+	memmove(&sc->wc_fail[0], &sc->wc_fail[i],
+		sc->wc_nr_fail * sizeof(sc->wc_fail[0]));
+	spin_unlock_irq(&sc->lock);
+	return fail;
+}
+
+/*
  * A copy is done with: home (or failed, @sts). Its blocks become valid as
  * a host write's would, it leaves the cache, and what waited on it is
  * mapped again by the worker. From bio completion too.
@@ -115,7 +166,7 @@ void cv_wc_done(struct cv_target *sc, struct cv_wc *wc,
 	bool held, empty;
 
 	if (sts)
-		DMERR_LIMIT("%s: cached write of blocks %llu+%llu failed (%d); the next flush fails",
+		DMERR_LIMIT("%s: cached write of blocks %llu+%llu failed (%d); the next flush issued after it fails",
 			    cv_name(sc), wc->io.first,
 			    wc->io.last - wc->io.first + 1,
 			    blk_status_to_errno(sts));
@@ -125,7 +176,7 @@ void cv_wc_done(struct cv_target *sc, struct cv_wc *wc,
 	cv_wc_unreserve(sc, &wc->io);
 	sc->wc_pages -= copy->bi_vcnt;
 	if (sts)
-		sc->wc_error = true;
+		cv_wc_fail_add(sc, wc->flush_gen);
 	held = !bio_list_empty(&sc->held_bios);
 	empty = !sc->wc_nr;
 	spin_unlock_irqrestore(&sc->lock, flags);
@@ -197,6 +248,7 @@ bool cv_wc_take(struct cv_target *sc, struct bio *bio,
 	spin_lock_irq(&sc->lock);
 	/* Writes mapped since may have tainted io: copy it under the lock. */
 	wc->io = *io;
+	wc->flush_gen = sc->flush_seq;
 	list_replace(&io->list, &wc->io.list);
 	bitmap_zero(wc->tmap, CV_WC_MAX_BLOCKS);
 	if (io->t0 <= io->t1)

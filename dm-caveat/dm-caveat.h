@@ -123,6 +123,7 @@
 #define CV_WC_MAX_BIO_PAGES	64
 #define CV_WC_MAX_BLOCKS	(CV_WC_MAX_BIO_PAGES * PAGE_SIZE / CV_MIN_BLOCK_SIZE)
 #define CV_WC_SETTLE_MS		10000	/* dump and query wait for it to empty */
+#define CV_WC_FAIL_MAX		8	/* flushes owed a lost write's error */
 
 struct cv_chunk {
 	unsigned long *bits;	/* NULL: none valid, CV_FULL: all, else bitmap */
@@ -200,7 +201,17 @@ struct cv_target {
 	unsigned int wc_nr;		/* writes, counting those being copied */
 	u64 wc_blocks;			/* ... their blocks */
 	u64 wc_pages;			/* pages of the copies */
-	bool wc_error;			/* one failed: the next flush fails */
+	/*
+	 * A lost copy fails the flush that covers its write, the first one
+	 * issued after the write was acknowledged (as a drive's would).
+	 * Flushes are numbered as they are mapped, flush_seq the last
+	 * number given; a copy keeps the flush_seq of its acknowledgement,
+	 * so it fails flush number flush_gen + 1. wc_fail[]: such numbers
+	 * not yet reported, ascending, distinct (dm-caveat-wc.c).
+	 */
+	u64 flush_seq;
+	u64 wc_fail[CV_WC_FAIL_MAX];
+	unsigned int wc_nr_fail;
 	struct bio_list held_bios;
 	struct cv_stats stats;
 
@@ -235,7 +246,8 @@ enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_READ_ZERO };
 /* Per bio data. */
 struct cv_io {
 	struct list_head list;
-	u64 first, last;	/* blocks written */
+	u64 first, last;	/* blocks written; an empty flush: first is
+				   its number (cv_target.flush_seq) */
 	u64 d0, d1;		/* damage range; d0 > d1: none */
 	u64 t0, t1;		/* not to be marked valid; t0 > t1: none */
 	unsigned long *tmap;	/* a cached write's: those blocks exactly, by
@@ -255,6 +267,7 @@ struct cv_io {
 struct cv_wc {
 	struct interval_tree_node node;	/* blocks io.first..io.last */
 	struct cv_target *sc;
+	u64 flush_gen;			/* flush_seq when it was acknowledged */
 	/*
 	 * Its blocks damaged by later writes, exactly: a cached write is
 	 * in flight long enough to be damaged in several places, and one
@@ -355,6 +368,7 @@ void cv_wc_unreserve(struct cv_target *sc, struct cv_io *io);
 bool cv_wc_take(struct cv_target *sc, struct bio *bio, struct cv_io *io);
 void cv_wc_done(struct cv_target *sc, struct cv_wc *wc, blk_status_t sts);
 void cv_wc_drain(struct cv_target *sc);
+bool cv_wc_flush_fails(struct cv_target *sc, u64 flush);
 void cv_wc_settle(struct cv_target *sc);
 
 /* Functions defined in dm-caveat-status.c */

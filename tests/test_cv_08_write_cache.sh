@@ -16,7 +16,8 @@
 #  - a flush covers the cached writes completed before it: with every
 #    backing write failing right after the flush, the data survives;
 #  - a cached write that never reaches its home fails the next flush,
-#    once.
+#    once: the first flush issued after the write was completed, not one
+#    issued before it that was still being handled when the copy failed.
 . "$(dirname "$0")/common.sh"
 . "$SMR_ROOT/tests/lib/cv.sh"
 _prep_test "caveat: the write cache"
@@ -160,6 +161,39 @@ fi
 check "the backing works again" backing_reload cv08b "0 $rsect linear $raw 0"
 check_fail "the next flush fails" flush
 check "the flush after it succeeds (the loss is reported once)" flush
+
+# --- a lost write fails the first flush issued after it, not an earlier --
+# Flush F0 waits for W0's copy (10 s on its way home). F1 is issued
+# meanwhile, then W is written and completed from the cache: F1 does not
+# cover W, as a drive's flush does not cover a write acknowledged after
+# it was issued. Then the data area fails writes, so both copies are
+# lost: F0 (covering W0) fails, F1 succeeds although W's copy failed
+# while F1 was being handled, and F2, the first flush after W, fails.
+check "fill blocks 140..163" dd if=/dev/urandom of=$D bs=4k count=24 seek=140 oflag=direct,sync status=none
+check "flush" flush
+check "data writes to the backing now take 10 s" write_delay 10000
+pat w0
+pat w1
+c0=$(cv_field cv08 cached_writes)
+check "write block 145 (W0)" wr 145 "$T_WORK/w0"
+flush > /dev/null 2>&1 &
+f0=$!
+sleep 2
+flush > /dev/null 2>&1 &
+f1=$!
+sleep 2
+check "write block 155 (W), after F1 was issued" wr 155 "$T_WORK/w1"
+assert_eq "W0 and W were completed from the cache" $((c0 + 2)) "$(cv_field cv08 cached_writes)"
+check "the backing's data area starts failing writes" backing_reload cv08b \
+	"$(printf '0 2048 linear %s 0\n2048 %s error' "$raw" $((rsect - 2048)))"
+wait $f0
+assert_eq "F0, issued after W0, fails (W0 lost)" 1 $?
+wait $f1
+assert_eq "F1, issued before W, succeeds (W lost, but not covered by F1)" 0 $?
+check "the backing works again" backing_reload cv08b "0 $rsect linear $raw 0"
+check "data writes to the backing are quick again" write_delay 0
+check_fail "F2, the first flush issued after W, fails" flush
+check "F3 succeeds" flush
 check "remove" dm_remove cv08
 
 dmesg_check
