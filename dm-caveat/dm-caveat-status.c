@@ -141,13 +141,20 @@ void cv_nl_clear_stats(struct cv_nl_dev *d)
 		smr_tm_clear_stats(sc->tm);
 }
 
-/* dump [<start> <count>]: maybe-damaged extents as "start+len" tokens. */
+/*
+ * dump [<start> <count>]: maybe-damaged extents as "start+len" tokens.
+ * The range may be the whole device: it is scanned CV_SCAN_BLOCKS at a
+ * time, each step under the lock (interrupts off) and bounded: its
+ * chunks, plus one run per token it emits, and the tokens are bounded by
+ * @maxlen. A damaged run is emitted when a valid block or the end of the
+ * range ends it, so one that spans steps is one token.
+ */
 static int cv_msg_dump(struct cv_target *sc, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
 {
-	u64 start = 0, count = sc->nr_blocks, pos, end, e;
+	u64 start = 0, count = sc->nr_blocks, pos, end, e, lim, ds = 0;
 	unsigned int sz = 0;
-	bool v, first = true;
+	bool v, first = true, pend = false, full = false;
 
 	if (argc != 1 && argc != 3) {
 		DMERR("%s: usage: dump [<start> <count>]", cv_name(sc));
@@ -166,20 +173,37 @@ static int cv_msg_dump(struct cv_target *sc, unsigned int argc, char **argv,
 	}
 	end = start + count;
 	cv_wc_settle(sc);
-	spin_lock_irq(&sc->lock);
-	for (pos = start; pos < end; pos = e) {
-		e = cv_run_end(sc, pos, end, &v);
-		if (v)
-			continue;
-		/* Keep room for the marker: the output is never cut silently. */
-		if (maxlen - sz < 64) {
-			DMEMIT("%struncated next=%llu", first ? "" : " ", pos);
-			break;
+	for (pos = start; pos < end && !full; ) {
+		lim = min(end, round_down(pos, CV_SCAN_BLOCKS) + CV_SCAN_BLOCKS);
+		spin_lock_irq(&sc->lock);
+		for (; pos < lim; pos = e) {
+			e = cv_run_end(sc, pos, lim, &v);
+			if (!v) {
+				if (!pend)
+					ds = pos;
+				pend = true;
+				continue;
+			}
+			if (!pend)
+				continue;
+			pend = false;
+			/* Keep room for the marker: the output is never cut silently. */
+			if (maxlen - sz < 64) {
+				full = true;
+				break;
+			}
+			DMEMIT("%s%llu+%llu", first ? "" : " ", ds, pos - ds);
+			first = false;
 		}
-		DMEMIT("%s%llu+%llu", first ? "" : " ", pos, e - pos);
-		first = false;
+		spin_unlock_irq(&sc->lock);
+		cond_resched();
 	}
-	spin_unlock_irq(&sc->lock);
+	if (pend && maxlen - sz < 64)
+		full = true;
+	if (full)
+		DMEMIT("%struncated next=%llu", first ? "" : " ", ds);
+	else if (pend)
+		DMEMIT("%s%llu+%llu", first ? "" : " ", ds, end - ds);
 	return 1;
 }
 

@@ -100,6 +100,11 @@
 #define CV_FULL			((unsigned long *)1UL)
 #define CV_SPARE_MAX		8
 #define CV_NOMEM_RETRY_MS	10	/* a write waiting for a map page */
+/*
+ * Scans over ranges the host chooses (dump) take the lock, interrupts
+ * off, for this many blocks (64 chunks) at a time.
+ */
+#define CV_SCAN_BLOCKS		(64 * CV_CHUNK_BLOCKS)
 
 /* Limits of the table arguments. */
 #define CV_MIN_BLOCK_SIZE	512
