@@ -28,20 +28,25 @@
 /* The cache index: per band, a sorted array of extents.               */
 /* ------------------------------------------------------------------ */
 
-/* First extent that ends after block @off. */
-u32 smr_ext_find(struct smr_band *b, u32 off)
+/* First extent of ext[0, nr) that ends after block @off. */
+static u32 __smr_ext_find(const struct smr_ext *ext, u32 nr, u32 off)
 {
-	u32 lo = 0, hi = b->nr_ext;
+	u32 lo = 0, hi = nr;
 
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
 
-		if ((u32)b->ext[mid].off + b->ext[mid].len <= off)
+		if ((u32)ext[mid].off + ext[mid].len <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+u32 smr_ext_find(struct smr_band *b, u32 off)
+{
+	return __smr_ext_find(b->ext, b->nr_ext, off);
 }
 
 bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n)
@@ -79,112 +84,179 @@ static u32 smr_ext_need(struct smr_band *b, u32 off, u32 n)
 	return b->nr_ext - (j - i) + 3;
 }
 
+static void smr_dm_index_slots(struct smr_target *sc, struct smr_dm_io *io);
+static u32 __smr_ext_insert(struct smr_ext *ext, u32 *nr, u32 off, u32 n,
+			    u32 slot);
+
 /*
- * Resize a band's array to hold @need extents. Only the worker resizes,
- * and only while a write to that band is in flight, so the cleaner cannot
- * drop it meanwhile; completions may still insert into it (when it has
- * room), so the size is checked again under the lock: a shrink that no
- * longer fits is given up.
+ * Give band @b's extent array room for @need extents (as a power of two,
+ * so that it grows and shrinks by halves), and index @io's cache write
+ * into it when @io is set. Worker only (and the load), in process
+ * context: the copy and the insert, work that follows the band's
+ * extents (up to 32K in a 256 MiB band), are done with interrupts on.
+ *
+ * While it runs the band is SMR_BAND_EXT_BUSY: completions of writes to
+ * it leave their indexing to the worker (after this, in order), so the
+ * array does not change under the copy, and readers use the old array
+ * until the new one replaces it under the lock. The cleaner cannot drop
+ * the array meanwhile: a write to the band is in flight (the caller's).
+ * -ENOMEM, with nothing changed, if the array cannot be allocated.
  */
-int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need)
+static int smr_ext_rebuild(struct smr_target *sc, struct smr_band *b,
+			   u32 need, struct smr_dm_io *io)
 {
 	struct smr_dm *dm = sc->dm;
-	struct smr_ext *new, *old;
-	u32 cap = need ? roundup_pow_of_two(need) : 0;
+	struct smr_ext *new = NULL, *old;
+	u32 cap, nr, added = 0;
 
-	if (cap == b->cap_ext)
-		return 0;
-	new = cap ? kvmalloc_array(cap, sizeof(*new), GFP_NOIO) : NULL;
-	if (cap && !new)
-		return -ENOMEM;
 	spin_lock_irq(&sc->lock);
-	if (b->nr_ext > cap) {
+	b->flags |= SMR_BAND_EXT_BUSY;
+	/* Writes indexed since the caller looked: the array is fixed now. */
+	nr = b->nr_ext;
+	if (io)
+		need = max(need, smr_ext_need(b, io->off, io->nr));
+	need = max(need, nr);
+	old = b->ext;
+	spin_unlock_irq(&sc->lock);
+
+	cap = need ? roundup_pow_of_two(need) : 0;
+	if (!io && cap == b->cap_ext) {
+		spin_lock_irq(&sc->lock);
+		b->flags &= ~SMR_BAND_EXT_BUSY;
 		spin_unlock_irq(&sc->lock);
-		kvfree(new);
 		return 0;
 	}
-	if (new)
-		memcpy(new, b->ext, b->nr_ext * sizeof(*new));
-	old = b->ext;
+	if (cap) {
+		new = kvmalloc_array(cap, sizeof(*new), GFP_NOIO);
+		if (!new) {
+			spin_lock_irq(&sc->lock);
+			b->flags &= ~SMR_BAND_EXT_BUSY;
+			spin_unlock_irq(&sc->lock);
+			return -ENOMEM;
+		}
+		memcpy(new, old, nr * sizeof(*new));
+		if (io)
+			added = __smr_ext_insert(new, &nr, io->off, io->nr,
+						 io->slot);
+	}
+
+	spin_lock_irq(&sc->lock);
+	dm->nr_ext += nr - b->nr_ext;
 	dm->index_bytes -= (size_t)b->cap_ext * sizeof(*new);
 	dm->index_bytes += (size_t)cap * sizeof(*new);
 	b->ext = new;
+	b->nr_ext = nr;
 	b->cap_ext = cap;
+	b->live += added;
+	dm->live += added;
+	if (io)
+		smr_dm_index_slots(sc, io);
+	b->flags &= ~SMR_BAND_EXT_BUSY;
 	spin_unlock_irq(&sc->lock);
 	kvfree(old);
 	return 0;
 }
 
-static void smr_ext_delete(struct smr_dm *dm, struct smr_band *b, u32 i)
+/* Resize band @b's array to hold @need extents (see smr_ext_rebuild()). */
+int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need)
 {
-	memmove(&b->ext[i], &b->ext[i + 1],
-		(b->nr_ext - i - 1) * sizeof(*b->ext));
-	b->nr_ext--;
-	dm->nr_ext--;
+	u32 cap = need ? roundup_pow_of_two(need) : 0;
+
+	if (cap == READ_ONCE(b->cap_ext))
+		return 0;
+	return smr_ext_rebuild(sc, b, need, NULL);
 }
 
-/* Merge extent @i into @i - 1 when they continue each other. */
-static bool smr_ext_merge(struct smr_dm *dm, struct smr_band *b, u32 i)
+/* Merge extent @i of ext[0, *nr) into @i - 1 when they continue each other. */
+static bool smr_ext_merge(struct smr_ext *ext, u32 *nr, u32 i)
 {
 	struct smr_ext *p, *e;
 
-	if (!i || i >= b->nr_ext)
+	if (!i || i >= *nr)
 		return false;
-	p = &b->ext[i - 1];
-	e = &b->ext[i];
+	p = &ext[i - 1];
+	e = &ext[i];
 	if (p->off + p->len != e->off || p->slot + p->len != e->slot ||
 	    p->len + e->len > SMR_EXT_MAX_LEN)
 		return false;
 	p->len += e->len;
-	smr_ext_delete(dm, b, i);
+	memmove(&ext[i], &ext[i + 1], (*nr - i - 1) * sizeof(*ext));
+	(*nr)--;
 	return true;
 }
 
 /*
- * Map blocks [off, off + n) of band @b to slots from @slot on. Caller
- * holds sc->lock and made room for smr_ext_need() extents.
+ * Map blocks [off, off + n) to slots from @slot on in ext[0, *nr), which
+ * has room for smr_ext_need() extents. Returns the blocks it maps that
+ * it did not map before. It moves the extents after @off: at most
+ * smr_ext_moves() of them.
  */
-void smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
-		    u32 n, u32 slot)
+static u32 __smr_ext_insert(struct smr_ext *ext, u32 *nr, u32 off, u32 n,
+			    u32 slot)
 {
 	struct smr_ext seg[3];
-	u32 end = off + n, i = smr_ext_find(b, off), j = i, k, ns = 0;
+	u32 end = off + n, i = __smr_ext_find(ext, *nr, off), j = i, k, ns = 0;
 	u32 covered = 0;
 
-	while (j < b->nr_ext && b->ext[j].off < end) {
-		struct smr_ext *e = &b->ext[j];
+	while (j < *nr && ext[j].off < end) {
+		struct smr_ext *e = &ext[j];
 
 		covered += min_t(u32, end, e->off + e->len) - max_t(u32, off, e->off);
 		j++;
 	}
-	if (i < j && b->ext[i].off < off) {
-		seg[ns] = b->ext[i];
-		seg[ns++].len = off - b->ext[i].off;
+	if (i < j && ext[i].off < off) {
+		seg[ns] = ext[i];
+		seg[ns++].len = off - ext[i].off;
 	}
 	seg[ns].slot = slot;
 	seg[ns].off = off;
 	seg[ns++].len = n;
-	if (i < j && b->ext[j - 1].off + b->ext[j - 1].len > end) {
-		struct smr_ext *t = &b->ext[j - 1];
+	if (i < j && ext[j - 1].off + ext[j - 1].len > end) {
+		struct smr_ext *t = &ext[j - 1];
 
 		seg[ns].slot = t->slot + (end - t->off);
 		seg[ns].len = t->off + t->len - end;
 		seg[ns++].off = end;
 	}
 	/* Replace ext[i, j) by seg[0, ns). */
-	memmove(&b->ext[i + ns], &b->ext[j],
-		(b->nr_ext - j) * sizeof(*b->ext));
-	memcpy(&b->ext[i], seg, ns * sizeof(*seg));
-	b->nr_ext += ns - (j - i);
-	dm->nr_ext += ns - (j - i);
-	b->live += n - covered;
-	dm->live += n - covered;
+	memmove(&ext[i + ns], &ext[j], (*nr - j) * sizeof(*ext));
+	memcpy(&ext[i], seg, ns * sizeof(*seg));
+	*nr += ns - (j - i);
 
 	/* The new extent is at i, or i + 1 after a head piece. */
 	k = i + (seg[0].off < off);
-	if (k + 1 < b->nr_ext)
-		smr_ext_merge(dm, b, k + 1);
-	smr_ext_merge(dm, b, k);
+	if (k + 1 < *nr)
+		smr_ext_merge(ext, nr, k + 1);
+	smr_ext_merge(ext, nr, k);
+	return n - covered;
+}
+
+/*
+ * Extents of band @b that inserting at @off moves: the work
+ * smr_ext_insert() does. Lock held.
+ */
+static u32 smr_ext_moves(struct smr_band *b, u32 off)
+{
+	return b->nr_ext - smr_ext_find(b, off);
+}
+
+/*
+ * Map blocks [off, off + n) of band @b to slots from @slot on. Caller
+ * holds sc->lock and made room for smr_ext_need() extents; with
+ * interrupts off, callers keep smr_ext_moves() within
+ * SMR_EXT_INLINE_MOVES, or are the load (the device suspended, offsets
+ * arriving in order: nothing moves).
+ */
+void smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
+		    u32 n, u32 slot)
+{
+	u32 nr = b->nr_ext, added;
+
+	added = __smr_ext_insert(b->ext, &nr, off, n, slot);
+	dm->nr_ext += nr - b->nr_ext;
+	b->nr_ext = nr;
+	b->live += added;
+	dm->live += added;
 }
 
 /* Drop a band's whole index (cleaning). Returns the array to free. */
@@ -549,8 +621,7 @@ static unsigned long long seq_jump;
 module_param(seq_jump, ullong, 0600);
 MODULE_PARM_DESC(seq_jump, "test only: add this to the next cache write's sequence number, once");
 
-static void smr_dm_index(struct smr_target *sc, struct smr_band *b,
-			 struct smr_dm_io *io)
+static void smr_dm_index_slots(struct smr_target *sc, struct smr_dm_io *io)
 {
 	struct smr_dm *dm = sc->dm;
 	u32 i;
@@ -559,9 +630,27 @@ static void smr_dm_index(struct smr_target *sc, struct smr_band *b,
 		dm->next_seq += xchg(&seq_jump, 0);
 	for (i = 0; i < io->nr; i++)
 		dm->slot_seq[io->slot + i] = dm->next_seq++;
-	smr_ext_insert(dm, b, io->off, io->nr, io->slot);
 	bitmap_clear(dm->slot_inflight, io->slot, io->nr);
 	smr_mark_slots_dirty(sc, io->slot, io->nr);
+}
+
+static void smr_dm_index(struct smr_target *sc, struct smr_band *b,
+			 struct smr_dm_io *io)
+{
+	smr_ext_insert(sc->dm, b, io->off, io->nr, io->slot);
+	smr_dm_index_slots(sc, io);
+}
+
+/*
+ * Can a completed cache write be indexed here, under the lock with
+ * interrupts off? When the array has room and the insert moves few
+ * extents; else smr_ext_rebuild() does it in the worker. Lock held.
+ */
+static bool smr_dm_index_inline(struct smr_band *b, struct smr_dm_io *io)
+{
+	return !(b->flags & SMR_BAND_EXT_BUSY) &&
+		smr_ext_need(b, io->off, io->nr) <= b->cap_ext &&
+		smr_ext_moves(b, io->off) <= SMR_EXT_INLINE_MOVES;
 }
 
 /*
@@ -591,10 +680,23 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 		goto shrink;
 	}
 	spin_lock_irq(&sc->lock);
-	/* Completions of other writes to the band may insert meanwhile. */
-	while (!status && (need = smr_ext_need(b, io->off, io->nr)) > b->cap_ext) {
+	if (status) {
+		smr_slot_release(dm, io->band, io->slot, io->nr);
+		sc->stats.errors++;
+	} else if (smr_dm_index_inline(b, io)) {
+		smr_dm_index(sc, b, io);
+	} else {
+		/*
+		 * The array must grow, or the insert would move many
+		 * extents: a new array, built with interrupts on.
+		 */
+		need = smr_ext_need(b, io->off, io->nr);
+		if (need <= b->cap_ext)
+			need = b->cap_ext;	/* the same size, rebuilt */
+		else if (unlikely(smr_fault_take(&fail_ext_allocs)))
+			need = U32_MAX;		/* the test's failed growth */
 		spin_unlock_irq(&sc->lock);
-		if (unlikely(smr_fault_take(&fail_ext_allocs)) || smr_ext_resize(sc, b, need)) {
+		if (need == U32_MAX || smr_ext_rebuild(sc, b, need, io)) {
 			/*
 			 * No memory now. The data is in the cache: never fail
 			 * the write for that, try again in a while (the write
@@ -610,12 +712,6 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 			return;
 		}
 		spin_lock_irq(&sc->lock);
-	}
-	if (status) {
-		smr_slot_release(dm, io->band, io->slot, io->nr);
-		sc->stats.errors++;
-	} else {
-		smr_dm_index(sc, b, io);
 	}
 	need = b->nr_ext;
 	spin_unlock_irq(&sc->lock);
@@ -642,9 +738,10 @@ shrink:
 
 /*
  * A cache write's clone completed (any context). Index the write now when
- * its band's extent array has room and stays within twice its use, and
- * end it; otherwise the worker grows or shrinks the array (it may
- * allocate), indexes it and ends it. FUA writes end after a commit, in
+ * its band's extent array has room, the insert moves few extents
+ * (smr_dm_index_inline()) and the array stays within twice its use, and
+ * end it; otherwise the worker grows, shrinks or rebuilds the array (it
+ * may allocate), indexes it and ends it. FUA writes end after a commit, in
  * the worker too. The write, dm's own clone, is ended exactly once.
  */
 static void smr_dm_cache_endio(struct bio *clone)
@@ -660,7 +757,7 @@ static void smr_dm_cache_endio(struct bio *clone)
 	bio_put(clone);
 	io->status = status;
 	spin_lock_irqsave(&sc->lock, flags);
-	if (!status && smr_ext_need(b, io->off, io->nr) <= b->cap_ext) {
+	if (!status && smr_dm_index_inline(b, io)) {
 		smr_dm_index(sc, b, io);
 		io->indexed = true;
 		if (!io->fua && b->cap_ext <= 2 * b->nr_ext) {

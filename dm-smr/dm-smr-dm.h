@@ -72,6 +72,13 @@ struct smr_ext {
 };
 
 #define SMR_BAND_CLEANING	1
+#define SMR_BAND_EXT_BUSY	2	/* the worker rebuilds its extent array */
+/*
+ * A completed cache write is indexed with interrupts off only when that
+ * moves at most this many extents (4 KiB); else the worker rebuilds the
+ * band's array with interrupts on (dm-smr-dm-cache.c).
+ */
+#define SMR_EXT_INLINE_MOVES	512
 
 struct smr_band {
 	struct smr_ext *ext;	/* sorted by off, non-overlapping */
