@@ -213,7 +213,7 @@ if dm_create cv02s "0 4194304 caveat $big 0 0 2 block_size 512"; then
 	assert_eq "a new device: one damaged run across both steps" "0+4194304" \
 		"$(cv_msg cv02s dump)"
 	check "write blocks 2097148..2097155, across the step" dd if=/dev/urandom \
-		of=/dev/mapper/cv02s bs=4096 count=1 seek=$(( 2097148 / 8 )) oflag=direct status=none
+		of=/dev/mapper/cv02s bs=512 count=8 seek=2097148 oflag=direct status=none
 	assert_eq "the runs on each side of it" "0+2097148 2097156+2097148" \
 		"$(cv_msg cv02s dump)"
 	assert_eq "a dump from inside the written run" "2097156+4" \
