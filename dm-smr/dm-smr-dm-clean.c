@@ -72,7 +72,7 @@ static int smr_cb_cmp(struct smr_cb_score a, struct smr_cb_score b)
  * slot; compared exactly, smr_cb_score()). Every score moves with every
  * write, so no order by score can be
  * kept; the bands are kept instead in buckets by slot count, powers of
- * two, each oldest first (dm-smr-dm-cache.c). The oldest band of a bucket
+ * two, each oldest first (dm-smr-dm-bands.c). The oldest band of a bucket
  * has the highest age there and at least half the slots of any other, so
  * the best of the buckets' oldest bands scores at least half the best
  * score of all: a pick looks at SMR_CB_BUCKETS bands, whatever the size.

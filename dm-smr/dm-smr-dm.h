@@ -5,7 +5,10 @@
  *   dm-smr-dm.c          the target: table line, map and end-io, the
  *                        worker, suspend and resume
  *   dm-smr-dm-cache.c    the persistent cache: slot log, extent index,
- *                        occupancy levels, cache writes until indexed
+ *                        cache writes until indexed
+ *   dm-smr-dm-bands.c    the bands holding slots, in the policies' orders
+ *                        (fifo list, greedy heap, cost-benefit buckets);
+ *                        occupancy levels
  *   dm-smr-dm-clean.c    the cleaner: when to clean, giving way to host
  *                        I/O, the policies that pick a band
  *   dm-smr-dm-rewrite.c  band read-modify-write through the spare band,
@@ -309,16 +312,18 @@ struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b);
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot);
 void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n);
 void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n);
-void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n);
-void smr_band_lose(struct smr_dm *dm, u32 band, u32 n);
-void smr_dm_order_bands(struct smr_dm *dm);
-void smr_dm_levels(struct smr_target *sc);
 void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 			 sector_t sector);
 void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 		       struct bio_list *commit);
 void smr_dm_nomem_work(struct work_struct *work);
 u64 smr_dm_tm_commit(struct smr_target *sc, bool cleaning);
+
+/* Defined in dm-smr-dm-bands.c */
+void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n);
+void smr_band_lose(struct smr_dm *dm, u32 band, u32 n);
+void smr_dm_order_bands(struct smr_dm *dm);
+void smr_dm_levels(struct smr_target *sc);
 
 /* Defined in dm-smr-dm-clean.c */
 extern const struct smr_clean_policy smr_clean_policies[];

@@ -13,6 +13,8 @@
  *   dm-smr-zdev.c      the zoned block device host-managed mode runs on
  *   dm-smr-dm.c        drive-managed mode: the target (table, I/O, status)
  *   dm-smr-dm-cache.c  drive-managed: the persistent cache and its index
+ *   dm-smr-dm-bands.c  drive-managed: the bands holding cache slots, in
+ *                      the orders the cleaning policies pick by
  *   dm-smr-dm-clean.c  drive-managed: the cleaner and its policies
  *   dm-smr-dm-rewrite.c drive-managed: band rewrite, crash recovery
  *   dm-smr-dm-md.c     drive-managed: its metadata records
