@@ -9,6 +9,7 @@
 #include <linux/device-mapper.h>
 #include <linux/random.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 
 #include "smr-foreign.h"
 #include "smr-slots.h"
@@ -44,8 +45,11 @@ int smr_slots_init(struct smr_slots *ss)
 	int i;
 
 	mutex_init(&ss->commit_lock);
-	ss->slot_b = bitmap_zalloc(ss->nr_blocks, GFP_KERNEL);
-	ss->dirty = bitmap_zalloc(ss->nr_blocks, GFP_KERNEL);
+	/* Large for a large device: not kmalloc's bitmap_zalloc(). */
+	ss->slot_b = kvcalloc(BITS_TO_LONGS(ss->nr_blocks), sizeof(long),
+			      GFP_KERNEL);
+	ss->dirty = kvcalloc(BITS_TO_LONGS(ss->nr_blocks), sizeof(long),
+			     GFP_KERNEL);
 	if (!ss->slot_b || !ss->dirty)
 		return -ENOMEM;
 	for (i = 0; i < SMR_SLOTS_BATCH; i++) {
@@ -66,8 +70,8 @@ void smr_slots_exit(struct smr_slots *ss)
 			__free_page(ss->pages[i]);
 		ss->pages[i] = NULL;
 	}
-	bitmap_free(ss->slot_b);
-	bitmap_free(ss->dirty);
+	kvfree(ss->slot_b);
+	kvfree(ss->dirty);
 	ss->slot_b = ss->dirty = NULL;
 }
 

@@ -453,8 +453,12 @@ void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 	struct smr_hm_io *io;
 	u32 zno, off;
 
-	if (unlikely(!nr && (preflush || bio_op(bio) == REQ_OP_WRITE))) {
-		/* An empty write (an empty FUA one) is a flush too. */
+	if (unlikely(!nr && bio_op(bio) == REQ_OP_WRITE)) {
+		/*
+		 * An empty write (an empty FUA one) is a flush too. Zone
+		 * management is not, flag or not: resets and finishes are
+		 * committed before they complete anyway.
+		 */
 		smr_defer(sc, &sc->flush_bios, bio);
 		return;
 	}

@@ -112,7 +112,7 @@ static int smr_check_geometry(struct smr_target *sc)
 	if (nr_zones > SMR_MAX_ZONES) {
 		DMERR("%llu zones; at most %u fit in memory", nr_zones,
 		      SMR_MAX_ZONES);
-		ti->error = "Too many zones (at most 67108863): use larger zones";
+		ti->error = "Too many zones (the log gives the limit): use larger zones";
 		return -EINVAL;
 	}
 	sc->nr_zones = nr_zones;

@@ -50,9 +50,22 @@ struct smr_zdev {
 static LIST_HEAD(smr_zdevs);
 static DEFINE_MUTEX(smr_zdev_lock);
 static DEFINE_IDA(smr_zdev_ida);
-/* Engines allocated and not yet freed, for module exit. */
+/*
+ * Engines allocated and not yet freed, for module exit. The last one
+ * wakes exit under smr_zdevs_alive_lock, which exit takes after its wait:
+ * the waker is then done with the waitqueue (in this module's data).
+ */
 static atomic_t smr_zdevs_alive = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(smr_zdevs_freed);
+static DEFINE_SPINLOCK(smr_zdevs_alive_lock);
+
+static void smr_zdev_gone(void)
+{
+	spin_lock(&smr_zdevs_alive_lock);
+	if (atomic_dec_and_test(&smr_zdevs_alive))
+		wake_up(&smr_zdevs_freed);
+	spin_unlock(&smr_zdevs_alive_lock);
+}
 
 struct smr_target *smr_zdev_ctx(struct smr_zdev *zdev)
 {
@@ -192,9 +205,7 @@ static void smr_zdev_free(struct smr_zdev *zdev)
 	if (zdev->id >= 0)
 		ida_free(&smr_zdev_ida, zdev->id);
 	kfree(zdev);
-	/* Last: module exit may proceed once this reaches zero. */
-	if (atomic_dec_and_test(&smr_zdevs_alive))
-		wake_up(&smr_zdevs_freed);
+	smr_zdev_gone();	/* last: module exit may proceed */
 }
 
 /*
@@ -208,6 +219,9 @@ void smr_zdev_wait_freed(void)
 				   !atomic_read(&smr_zdevs_alive), 10 * HZ))
 		DMWARN("module exit waits for %d zoned device(s) to be released",
 		       atomic_read(&smr_zdevs_alive));
+	/* The last waker has left the waitqueue. */
+	spin_lock(&smr_zdevs_alive_lock);
+	spin_unlock(&smr_zdevs_alive_lock);
 }
 
 /* Does the table line @tsc describe the drive @zdev emulates? */
@@ -242,9 +256,8 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 	zdev->backing = tsc->bdev->bd_dev;
 	zdev->id = ida_alloc(&smr_zdev_ida, GFP_KERNEL);
 	if (zdev->id < 0) {
-		if (atomic_dec_and_test(&smr_zdevs_alive))
-			wake_up(&smr_zdevs_freed);
 		kfree(zdev);
+		smr_zdev_gone();
 		*error = "Cannot allocate a zoned device number";
 		return ERR_PTR(-ENOMEM);
 	}

@@ -84,11 +84,16 @@ struct smr_zone {
 };
 
 /*
- * The most zones a host-managed device may have: its zone array is one
- * kvcalloc(), which refuses (with a kernel warning) more than INT_MAX
- * bytes. 67,108,863 zones: 256 TiB in 4 MiB zones.
+ * The most zones a host-managed device may have. The zone array here is
+ * one kvcalloc() (at most INT_MAX bytes, 67 million zones), but the block
+ * layer's zone revalidation, for the zoned device and for the dm device
+ * over it, allocates per-zone state with kmalloc: a bitmap of the
+ * conventional zones on 6.12, and in newer kernels (7.3 has
+ * gendisk.zones_cond) a byte per zone. kmalloc warns past KMALLOC_MAX_SIZE (4 MiB on
+ * x86-64), so stay at 2^22 zones: 16 TiB in 4 MiB zones, 1 PiB in the
+ * 256 MiB zones real drives use.
  */
-#define SMR_MAX_ZONES	((u32)(INT_MAX / sizeof(struct smr_zone)))
+#define SMR_MAX_ZONES	(1U << 22)
 
 /* Counters shown by "dmsetup status"; protected by smr_target.lock. */
 struct smr_stats {

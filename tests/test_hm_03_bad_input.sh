@@ -89,8 +89,8 @@ refused "zone_capacity 0" "$(T $LEN "$back" $ZS zone_capacity 0)" "$CAPMSG"
 # large enough to pass the size check, this used to reach the allocation,
 # which warned (a panic with panic_on_warn). 2^27 zones of 4 KiB.
 if bigback=$(new_big_backing 520); then
-	refused "2^27 zones (the zone array would pass INT_MAX bytes)" \
-		"$(T $((1 << 30)) "$bigback" 8)" "Too many zones (at most 67108863)"
+	refused "2^27 zones (at most 2^22; the zone array would pass INT_MAX bytes)" \
+		"$(T $((1 << 30)) "$bigback" 8)" "Too many zones"
 else
 	skip "2^27 zones refused" "no 520 GiB region on the huge disk"
 fi

@@ -115,7 +115,11 @@ static int tb_writes(struct block_device *bdev, sector_t sector,
 		submit_bio(bio);
 	}
 	if (!wait_for_completion_timeout(&run->done, TB_TIMEOUT)) {
-		/* The bios still point at run and slots: leave them. */
+		/*
+		 * The bios still point at run and slots, and will call
+		 * tb_end_io(): leave them, and the module with them.
+		 */
+		__module_get(THIS_MODULE);
 		pr_err("smr-test-bio: writes not done after %d s\n",
 		       TB_TIMEOUT / HZ);
 		return -ETIMEDOUT;
