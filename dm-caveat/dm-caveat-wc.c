@@ -105,47 +105,61 @@ void cv_wc_unreserve(struct cv_target *sc, struct cv_io *io)
 }
 
 /*
- * A copy acknowledged when flush_seq was @gen is lost: flush @gen + 1,
- * issued after it, fails. Lock held. wc_fail[] stays sorted; when it is
- * full (that many flushes in flight, each owed an error), the error goes
- * to a later flush in it instead, which covers the write too.
+ * A copy taken into the cache when flush_seq was @gen is lost. Every
+ * flush mapped since, up to the next one to be mapped, fails: numbers
+ * @gen + 1 to flush_seq + 1. Those mapped before the host saw the write
+ * complete do not cover it, but which those are is not known here (the
+ * host sees it only when its whole request ends), and failing one more
+ * flush is safe where failing one too few is not. Lock held. wc_fail[]
+ * holds such ranges, ascending and apart; when it is full, the last one
+ * grows to take the new one in (more flushes fail, never fewer).
  */
 static void cv_wc_fail_add(struct cv_target *sc, u64 gen)
 {
-	u64 f = gen + 1;
-	unsigned int i, n = sc->wc_nr_fail;
+	u64 lo = gen + 1, hi = sc->flush_seq + 1;
+	unsigned int i, j, n = sc->wc_nr_fail;
 
-	for (i = 0; i < n && sc->wc_fail[i] < f; i++)
+	/* Ranges wholly below, then those that meet [lo, hi]: merged. */
+	for (i = 0; i < n && sc->wc_fail[i].hi + 1 < lo; i++)
 		;
-	if (i < n && sc->wc_fail[i] == f)
-		return;
-	if (n == CV_WC_FAIL_MAX) {
-		if (i == n)
-			sc->wc_fail[n - 1] = f;
-		return;
+	for (j = i; j < n && sc->wc_fail[j].lo <= hi + 1; j++) {
+		lo = min(lo, sc->wc_fail[j].lo);
+		hi = max(hi, sc->wc_fail[j].hi);
 	}
-	memmove(&sc->wc_fail[i + 1], &sc->wc_fail[i],
-		(n - i) * sizeof(sc->wc_fail[0]));
-	sc->wc_fail[i] = f;
-	sc->wc_nr_fail++;
+	if (i == j && n == CV_WC_FAIL_MAX) {
+		/* No room: widen the last range (or the one above) to cover. */
+		i = min(i, n - 1);
+		j = i + 1;
+		lo = min(lo, sc->wc_fail[i].lo);
+		hi = max(hi, sc->wc_fail[i].hi);
+	}
+	/* Replace ranges i..j-1 with [lo, hi]. */
+	memmove(&sc->wc_fail[i + 1], &sc->wc_fail[j],
+		(n - j) * sizeof(sc->wc_fail[0]));
+	sc->wc_fail[i].lo = lo;
+	sc->wc_fail[i].hi = hi;
+	sc->wc_nr_fail = n - (j - i) + 1;
 }
 
 /*
  * Flush number @flush ends: does it fail for a lost copy? It covers the
  * copies acknowledged before it was issued, and the worker put all of
  * them home (or lost them) before it ends it, so their errors are known
- * by now. Each error is reported once. Flushes end in the order of
- * their numbers.
+ * by now. Flushes end in the order of their numbers, so ranges that end
+ * at or below @flush are done with.
  */
 bool cv_wc_flush_fails(struct cv_target *sc, u64 flush)
 {
 	unsigned int i;
-	bool fail;
+	bool fail = false;
 
 	spin_lock_irq(&sc->lock);
-	for (i = 0; i < sc->wc_nr_fail && sc->wc_fail[i] <= flush; i++)
+	for (i = 0; i < sc->wc_nr_fail && sc->wc_fail[i].lo <= flush; i++)
+		if (flush <= sc->wc_fail[i].hi)
+			fail = true;
+	/* Drop the ranges this flush finished (hi <= flush). */
+	for (i = 0; i < sc->wc_nr_fail && sc->wc_fail[i].hi <= flush; i++)
 		;
-	fail = i;
 	sc->wc_nr_fail -= i;
 	memmove(&sc->wc_fail[0], &sc->wc_fail[i],
 		sc->wc_nr_fail * sizeof(sc->wc_fail[0]));

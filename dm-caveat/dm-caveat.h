@@ -207,15 +207,17 @@ struct cv_target {
 	u64 wc_blocks;			/* ... their blocks */
 	u64 wc_pages;			/* pages of the copies */
 	/*
-	 * A lost copy fails the flush that covers its write, the first one
-	 * issued after the write was acknowledged (as a drive's would).
-	 * Flushes are numbered as they are mapped, flush_seq the last
-	 * number given; a copy keeps the flush_seq of its acknowledgement,
-	 * so it fails flush number flush_gen + 1. wc_fail[]: such numbers
-	 * not yet reported, ascending, distinct (dm-caveat-wc.c).
+	 * A lost copy fails the flushes that may cover its write: those
+	 * mapped since it was taken into the cache and still being handled,
+	 * and the next one. Flushes are numbered as they are mapped,
+	 * flush_seq the last number given; a copy keeps the flush_seq it was
+	 * taken at (flush_gen). wc_fail[]: ranges of flush numbers owed an
+	 * error, ascending and apart (dm-caveat-wc.c).
 	 */
 	u64 flush_seq;
-	u64 wc_fail[CV_WC_FAIL_MAX];
+	struct {
+		u64 lo, hi;
+	} wc_fail[CV_WC_FAIL_MAX];
 	unsigned int wc_nr_fail;
 	struct bio_list held_bios;
 	struct cv_stats stats;

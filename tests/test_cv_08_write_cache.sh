@@ -162,13 +162,15 @@ check "the backing works again" backing_reload cv08b "0 $rsect linear $raw 0"
 check_fail "the next flush fails" flush
 check "the flush after it succeeds (the loss is reported once)" flush
 
-# --- a lost write fails the first flush issued after it, not an earlier --
+# --- a lost write fails the flushes that cover it, then no more ---------
 # Flush F0 waits for W0's copy (10 s on its way home). F1 is issued
-# meanwhile, then W is written and completed from the cache: F1 does not
-# cover W, as a drive's flush does not cover a write acknowledged after
-# it was issued. Then the data area fails writes, so both copies are
-# lost: F0 (covering W0) fails, F1 succeeds although W's copy failed
-# while F1 was being handled, and F2, the first flush after W, fails.
+# meanwhile, then W is written and completed from the cache. Then the
+# data area fails writes, so both copies are lost: F0 and F1 were both
+# issued after W0 completed and are in flight when it is lost, so both
+# fail; F2, the first flush after W (and after the losses), fails; F3
+# succeeds (each loss is reported to the flushes in flight and the next).
+# (An error once went to one flush only: F1 succeeded though it was
+# issued after W0 completed.)
 check "fill blocks 140..163" dd if=/dev/urandom of=$D bs=4k count=24 seek=140 oflag=direct,sync status=none
 check "flush" flush
 check "data writes to the backing now take 10 s" write_delay 10000
@@ -189,7 +191,7 @@ check "the backing's data area starts failing writes" backing_reload cv08b \
 wait $f0
 assert_eq "F0, issued after W0, fails (W0 lost)" 1 $?
 wait $f1
-assert_eq "F1, issued before W, succeeds (W lost, but not covered by F1)" 0 $?
+assert_eq "F1, issued after W0 and in flight when it was lost, fails" 1 $?
 check "the backing works again" backing_reload cv08b "0 $rsect linear $raw 0"
 check "data writes to the backing are quick again" write_delay 0
 check_fail "F2, the first flush issued after W, fails" flush
