@@ -156,7 +156,8 @@ class FioRunner:
                                % timeout)
         out = {"fio_rc": rc}
         if rc != 0:
-            tail = open(os.path.join(rundir, "fio.err"), errors="replace").read().strip()[-300:]
+            with open(os.path.join(rundir, "fio.err"), errors="replace") as f:
+                tail = f.read().strip()[-300:]
             out["status"] = "fio failed"
             out["error"] = "fio exit %d: %s" % (rc, tail.replace("\n", " | "))
         return out

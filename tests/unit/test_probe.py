@@ -50,7 +50,8 @@ class ProbeTest(unittest.TestCase):
             out = os.path.join(tmp, "config.h")
             r = self.run_probe(PROBE, kdirs()[-1], out)
             self.assertEqual(r.returncode, 0, r.stderr)
-            text = open(out).read()
+            with open(out) as f:
+                text = f.read()
             self.assertIn("#define HAVE_CANARY 1", text)
             for p in glob.glob(os.path.join(ROOT, "compat", "probes", "*.c")):
                 name = os.path.basename(p)[:-2]

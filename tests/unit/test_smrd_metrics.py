@@ -34,6 +34,11 @@ BAD_UNITS = {'ms', 'msec', 'millisecond', 'milliseconds', 'us', 'usec',
              'gb', 'kib', 'mib', 'gib', 'milli'}
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def parse_labels(text):
     """[(name, value)] of a label set, or raise ValueError."""
     out, i = [], 0
@@ -206,12 +211,12 @@ class RenderCase(unittest.TestCase):
     def test_every_dump_field_has_a_metric(self):
         # The records hold every field smr-nl.c names; smrd warns of any
         # it has no metric for.
-        src = open(NL_C).read()
+        src = read(NL_C)
         fields = set()
         for table in ('smr_hm_names', 'smr_dm_names', 'cv_stat_names'):
             body = src[src.index(table):]
             fields |= set(re.findall(r'= "(\w+)"', body[:body.index('};')]))
-        records = open(RECORDS).read()
+        records = read(RECORDS)
         for f in fields:
             self.assertIn('"%s":' % f, records)
         self.assertEqual(self.render().stderr, '')
@@ -251,7 +256,7 @@ class RenderCase(unittest.TestCase):
         dm0 = frozenset([('family', 'dm-smr'), ('device', 'dm0')])
         self.assertEqual(s[('smrd_commit_errors_total', dm0)], 1)
         self.assertEqual(s[('smrd_last_commit_errno', dm0)], 5)
-        src = open(os.path.join(ROOT, 'userspace', 'smrd.c')).read()
+        src = read(os.path.join(ROOT, 'userspace', 'smrd.c'))
         self.assertIn('rec_add_u64(&r, "commit_errors"', src)
 
     def test_metrics_only_for_their_model(self):
@@ -466,7 +471,7 @@ class UnitCase(unittest.TestCase):
         self.assertLess(float(m.group(1)), 4.0, p.stdout)
 
     def test_unit_keeps_what_smrd_needs(self):
-        text = open(UNIT_IN).read()
+        text = read(UNIT_IN)
         for line in ('LogsDirectory=smrd', 'RuntimeDirectory=smrd',
                      'RestrictAddressFamilies=AF_NETLINK AF_UNIX AF_INET AF_INET6',
                      'CapabilityBoundingSet=\n'):
