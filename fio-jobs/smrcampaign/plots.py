@@ -38,6 +38,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from .model import (cleaning_spans, event_spans, read_events, read_status_csv,  # noqa: E402
                     wa_timeline)
 
+# Legends: this size (the tick labels' is 10), and off the data: beside
+# the plot area or below it (figures with a second y axis on the right).
+LEGEND_PT = 9
+DPI = 100
+
 SHADE = {"clean-fg": ("#d62728", "foreground cleaning"),
          "clean-bg": ("#2ca02c", "background cleaning"),
          "clean-manual": ("#1f77b4", "manual cleaning")}
@@ -92,19 +97,51 @@ def _shade(ax, spans, seen):
         seen.add(st)
 
 
+def _steps(ax, per_second, col, **kw):
+    """Per-second values (rows (t, ...) of bw.csv or lat.csv: column col
+    over the second [t, t + 1)) as steps: each value held from the start
+    of its second to its end, the last one too."""
+    if not per_second:
+        return []
+    t = [x[0] for x in per_second]
+    v = [x[col] for x in per_second]
+    return ax.plot(t + [t[-1] + 1], v + v[-1:], drawstyle="steps-post", **kw)
+
+
 def _plot_bw(ax, bw):
-    t = [x[0] + 0.5 for x in bw]
     if any(x[2] for x in bw):
-        ax.plot(t, [x[2] for x in bw], color="black", lw=1.2, label="written (MiB/s)")
+        _steps(ax, bw, 2, color="black", lw=1.2, label="written (MiB/s)")
     if any(x[1] for x in bw):
-        ax.plot(t, [x[1] for x in bw], color="tab:purple", lw=1.0, label="read (MiB/s)")
+        _steps(ax, bw, 1, color="tab:purple", lw=1.0, label="read (MiB/s)")
 
 
 def _title(row):
-    title = "%s on %s (%s)" % (row["job"], row["device"], row.get("model"))
+    """JOB on DEVICE (MODEL, profile PROFILE) VARIED: the profile when
+    the device was made with one."""
+    what = "%s" % row.get("model")
+    if row.get("profile"):
+        what += ", profile %s" % row["profile"]
+    title = "%s on %s (%s)" % (row["job"], row["device"], what)
     if row.get("varied"):
         title += " " + row["varied"]
     return title
+
+
+def _legend_right(ax, **kw):
+    """The axes' legend beside its plot area, on the right."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                     fontsize=LEGEND_PT, **kw)
+
+
+def _legend_below(fig, handles, labels, ncol=5):
+    """One legend for the figure, below the plots, which are laid out
+    above it: rows of at most ncol entries, as even as they come."""
+    rows = max(1, -(-len(labels) // ncol))
+    leg = fig.legend(handles, labels, loc="lower center", ncol=max(1, -(-len(labels) // rows)),
+                     fontsize=LEGEND_PT, frameon=False)
+    h = leg.get_window_extent().height / fig.bbox.height
+    fig.tight_layout(rect=(0, h + 0.01, 1, 1))
+    return leg
 
 
 def throughput(out, row):
@@ -114,15 +151,14 @@ def throughput(out, row):
         return None
     samples = read_status_csv(os.path.join(rd, "status.csv"))
     spans, src = _spans(rd, samples)
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    t = [x[0] + 0.5 for x in bw]
+    fig, ax = plt.subplots(figsize=(10, 4.8))
     _plot_bw(ax, bw)
     seen = set()
     _shade(ax, spans, seen)
     end = row.get("fio_end_s")
     if end not in (None, ""):
         ax.axvline(float(end), color="gray", ls="--", lw=1, label="fio ended")
-    xmax = max([t[-1] + 0.5] + [b for a, b, st in spans] + [s["t"] for s in samples] +
+    xmax = max([bw[-1][0] + 1] + [b for a, b, st in spans] + [s["t"] for s in samples] +
                ([float(end)] if end not in (None, "") else []))
     ax.set_xlim(0, xmax)
     ax.set_ylim(bottom=0)
@@ -139,13 +175,12 @@ def throughput(out, row):
     else:
         h2, l2 = [], []
     h, l_ = ax.get_legend_handles_labels()
-    fig.legend(h + h2, l_ + l2, loc="lower center", ncol=5, fontsize=8, frameon=False)
     title = _title(row)
     sub = "throughput per second" + ("; cleaning shaded (from %s)" % src if samples else "")
     ax.set_title(title + "\n" + sub, fontsize=10)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    _legend_below(fig, h + h2, l_ + l2)
     rel = os.path.join("plots", "%s-throughput.png" % row["run"])
-    fig.savefig(os.path.join(out, rel), dpi=90)
+    fig.savefig(os.path.join(out, rel), dpi=DPI)
     plt.close(fig)
     what = "throughput over time" + (", cleaning periods shaded" if samples and "state" in samples[0] else "")
     return {"file": rel, "run": row["run"], "what": "%s (%s)" % (what, row["run"])}
@@ -165,16 +200,15 @@ def latency(out, row):
     spans, src = _spans(rd, samples)
     wa = wa_timeline(samples)
     n = 3 if wa else 2
-    fig, axes = plt.subplots(n, 1, figsize=(10, 2.6 * n + 1), sharex=True)
+    fig, axes = plt.subplots(n, 1, figsize=(11, 2.6 * n + 1), sharex=True)
     seen = set()
     _plot_bw(axes[0], bw)
     axes[0].set_ylabel("MiB/s")
     axes[0].set_ylim(bottom=0)
-    t = [x[0] + 0.5 for x in lat]
     ax = axes[1]
-    ax.plot(t, [x[3] for x in lat], color="tab:gray", lw=0.8, label="max")
-    ax.plot(t, [x[2] for x in lat], color="tab:red", lw=1.2, label="p99")
-    ax.plot(t, [x[1] for x in lat], color="tab:blue", lw=1.2, label="p50")
+    _steps(ax, lat, 3, color="tab:gray", lw=0.8, label="max")
+    _steps(ax, lat, 2, color="tab:red", lw=1.2, label="p99")
+    _steps(ax, lat, 1, color="tab:blue", lw=1.2, label="p50")
     ax.set_yscale("log")
     ax.set_ylabel("write completion latency (ms)")
     if wa:
@@ -185,13 +219,13 @@ def latency(out, row):
                 color="tab:cyan", lw=0.8, ls=":", label="write amplification per sample")
         ax.set_ylabel("device writes / host writes")
         ax.set_ylim(bottom=0)
-    for ax in axes:
-        _shade(ax, spans, seen)
-        ax.legend(loc="upper right", fontsize=7)
     end = row.get("fio_end_s")
-    if end not in (None, ""):
-        for ax in axes:
-            ax.axvline(float(end), color="gray", ls="--", lw=1)
+    for i, ax in enumerate(axes):
+        _shade(ax, spans, seen)
+        if end not in (None, ""):
+            ax.axvline(float(end), color="gray", ls="--", lw=1,
+                       label="fio ended" if i == 0 else None)
+        _legend_right(ax)
     axes[0].set_xlim(left=0)
     axes[-1].set_xlabel("seconds since fio was started")
     axes[0].set_title(_title(row) + "\nthroughput, write latency per second%s%s" % (
@@ -199,7 +233,7 @@ def latency(out, row):
         "; cleaning shaded (from %s)" % src if spans else ""), fontsize=10)
     fig.tight_layout()
     rel = os.path.join("plots", "%s-latency.png" % row["run"])
-    fig.savefig(os.path.join(out, rel), dpi=90)
+    fig.savefig(os.path.join(out, rel), dpi=DPI)
     plt.close(fig)
     return {"file": rel, "run": row["run"],
             "what": "write latency p50/p99/max per second%s over time (%s)" % (
@@ -230,8 +264,7 @@ def policies(out, rows):
         for r in group:
             bw = _read_bw(os.path.join(out, "runs", r["run"], "bw.csv"))
             if bw:
-                ax.plot([x[0] + 0.5 for x in bw], [x[2] for x in bw], lw=1.1,
-                        label=r.get("policy") or "fifo")
+                _steps(ax, bw, 2, lw=1.1, label=r.get("policy") or "fifo")
                 drawn += 1
         if not drawn:
             plt.close(fig)
@@ -240,15 +273,18 @@ def policies(out, rows):
         ax.set_ylim(bottom=0)
         ax.set_xlabel("seconds since fio was started")
         ax.set_ylabel("written (MiB/s)")
-        ax.legend(title="policy", fontsize=8)
+        _legend_right(ax, title="policy", title_fontsize=LEGEND_PT)
+        profiles = {r.get("profile") or "" for r in group}
+        what = (["profile %s" % profiles.pop()] if len(profiles) == 1 and "" not in profiles
+                else []) + ([rest] if rest else [])
         ax.set_title("%s on %s%s: throughput per second by cleaning policy" % (
-            job, dev, " (%s)" % rest if rest else ""), fontsize=10)
+            job, dev, " (%s)" % ", ".join(what) if what else ""), fontsize=10)
         fig.tight_layout()
         # Varied values may hold "/" or spaces: the same characters as run ids.
         name = re.sub(r"[^A-Za-z0-9_.=-]+", "_",
                       "-".join([job, dev] + ([rest.replace(" ", "-")] if rest else [])))
         rel = os.path.join("plots", "%s-policies.png" % name)
-        fig.savefig(os.path.join(out, rel), dpi=90)
+        fig.savefig(os.path.join(out, rel), dpi=DPI)
         plt.close(fig)
         figs.append({"file": rel, "run": None,
                      "what": "throughput over time per policy (%s on %s%s)" % (
@@ -285,26 +321,25 @@ def by_policy(out, rows):
     if not dm:
         return None
     x = list(range(len(dm)))
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(dm) + 3), 4.5))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(dm) + 3), 4.8))
     w = 0.27
     a1.bar([i - w for i in x], fg, w, color=SHADE["clean-fg"][0], label="foreground, while fio ran")
     a1.bar(x, bg, w, color=SHADE["clean-bg"][0], label="background, while fio ran")
     a1.bar([i + w for i in x], after, w, color="tab:gray", label="after the job (wait-clean)")
     a1.set_xticks(x)
-    a1.set_xticklabels(labels, fontsize=8)
+    a1.set_xticklabels(labels, fontsize=LEGEND_PT)
     a1.set_ylabel("seconds")
     a1.set_title("cleaning time per run", fontsize=10)
-    a1.legend(fontsize=8)
     a2.bar(x, wa, 0.5, color="tab:blue")
     for i, v in enumerate(wa):
-        a2.text(i, v, "%.2f" % v, ha="center", va="bottom", fontsize=8)
+        a2.text(i, v, "%.2f" % v, ha="center", va="bottom", fontsize=LEGEND_PT)
     a2.set_xticks(x)
-    a2.set_xticklabels(labels, fontsize=8)
+    a2.set_xticklabels(labels, fontsize=LEGEND_PT)
     a2.set_ylabel("write amplification")
     a2.set_title("write amplification (device writes / host writes)", fontsize=10)
-    fig.tight_layout()
+    _legend_below(fig, *a1.get_legend_handles_labels())
     rel = os.path.join("plots", "cleaning-by-policy.png")
-    fig.savefig(os.path.join(out, rel), dpi=90)
+    fig.savefig(os.path.join(out, rel), dpi=DPI)
     plt.close(fig)
     return {"file": rel, "run": None,
             "what": "cleaning time and write amplification per run and policy"}
@@ -315,7 +350,7 @@ def damage(out, row):
     if not samples or "damaged_blocks" not in samples[0]:
         return None
     t = [s["t"] for s in samples]
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
     ax.plot(t, [s["damaged_blocks"] for s in samples], label="blocks damaged by writes (damaged_blocks)")
     ax.plot(t, [s["live_damaged_blocks"] for s in samples], color="tab:red",
             label="live blocks damaged: data lost (live_damaged_blocks)")
@@ -327,17 +362,15 @@ def damage(out, row):
              label="valid blocks")
     ax2.set_ylabel("valid blocks")
     ax2.set_ylim(bottom=0)
-    h, l_ = ax.get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h + h2, l_ + l2, loc="upper left", fontsize=8)
     end = row.get("fio_end_s")
     if end not in (None, ""):
-        ax.axvline(float(end), color="gray", ls="--", lw=1)
-    ax.set_title("%s on %s (caveat%s): damage over time" % (
-        row["job"], row["device"], " " + row["varied"] if row.get("varied") else ""), fontsize=10)
-    fig.tight_layout()
+        ax.axvline(float(end), color="gray", ls="--", lw=1, label="fio ended")
+    ax.set_title(_title(dict(row, model="caveat")) + ": damage over time", fontsize=10)
+    h, l_ = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    _legend_below(fig, h + h2, l_ + l2, ncol=2)
     rel = os.path.join("plots", "%s-damage.png" % row["run"])
-    fig.savefig(os.path.join(out, rel), dpi=90)
+    fig.savefig(os.path.join(out, rel), dpi=DPI)
     plt.close(fig)
     return {"file": rel, "run": row["run"], "what": "damaged blocks over time (%s)" % row["run"]}
 

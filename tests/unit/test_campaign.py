@@ -892,6 +892,181 @@ class LatencyTest(unittest.TestCase):
             shutil.rmtree(out)
 
 
+@unittest.skipUnless(HAVE_MPL, "needs python3-matplotlib")
+class PlotStyleTest(unittest.TestCase):
+    """The figures themselves (kept open to look at, not only their
+    PNGs): per-second values drawn as steps over the second they count,
+    the drive profile in the title, legends readable and off the data,
+    the end of fio in the legend."""
+
+    PROFILE = "st8000as0002"
+
+    def setUp(self):
+        self.out = tempfile.mkdtemp(prefix="campaign-style.")
+        self.addCleanup(shutil.rmtree, self.out)
+        from smrcampaign import plots
+        self.plots = plots
+        os.makedirs(os.path.join(self.out, "plots"))
+
+    def run_dir(self, rid, write_mibs, lat=True, status=True):
+        d = os.path.join(self.out, "runs", rid)
+        os.makedirs(d)
+        with open(os.path.join(d, "bw.csv"), "w") as f:
+            f.write("t,read_mibs,write_mibs\n")
+            for t, v in enumerate(write_mibs):
+                f.write("%d,0,%s\n" % (t, v))
+        if lat:
+            with open(os.path.join(d, "lat.csv"), "w") as f:
+                f.write("t,p50_ms,p99_ms,max_ms,ios\n")
+                for t in range(len(write_mibs)):
+                    f.write("%d,%s,%s,%s,100\n" % (t, 1 + t, 10 + t, 50 + t))
+        if status:
+            st = synth_status(2, 5, 3, 8)
+            for r in st:
+                r.update(cache_write_sectors=r["host_write_sectors"], bypass_write_sectors=0,
+                         clean_write_sectors=1024 * r["t"])
+            with open(os.path.join(d, "status.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(st[0]))
+                w.writeheader()
+                w.writerows(st)
+        return d
+
+    def row(self, rid="01-burst-dm", **kw):
+        r = {"run": rid, "job": "burst", "device": "dm", "model": "drive-managed",
+             "profile": self.PROFILE, "policy": "fifo", "varied": "", "status": "ok",
+             "fio_end_s": 5.0}
+        r.update(kw)
+        return r
+
+    @contextlib.contextmanager
+    def kept(self):
+        """The figures the plots close meanwhile, kept whole to look at
+        (closed at the end of the test); pyplot's own close("all")
+        passes."""
+        figs = []
+        close = self.plots.plt.close
+
+        def keep(fig=None):
+            if hasattr(fig, "savefig"):
+                figs.append(fig)
+                self.addCleanup(close, fig)
+            else:
+                close(fig)
+        self.plots.plt.close = keep
+        try:
+            yield figs
+        finally:
+            self.plots.plt.close = close
+
+    def figures(self, fn, *args):
+        """Call a plots function that draws one figure: the figure."""
+        with self.kept() as figs:
+            self.assertTrue(fn(*args))
+        self.assertEqual(len(figs), 1)
+        return figs[0]
+
+    def lines(self, fig):
+        return {ln.get_label(): ln for ax in fig.axes for ln in ax.get_lines()}
+
+    def legends(self, fig):
+        return list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+
+    def legend_labels(self, fig):
+        return [t.get_text() for leg in self.legends(fig) for t in leg.get_texts()]
+
+    def assert_steps(self, line, seconds, values):
+        """Drawn from the start of each second, held to its end."""
+        self.assertEqual(line.get_drawstyle(), "steps-post", line.get_label())
+        self.assertEqual(list(line.get_xdata()), list(range(seconds + 1)), line.get_label())
+        self.assertEqual(list(line.get_ydata()), values + values[-1:], line.get_label())
+
+    def assert_readable_legends(self, fig):
+        """Every legend: 9 pt or more, inside the figure, over no plot
+        area (where the data is)."""
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        fb = fig.bbox
+        self.assertTrue(self.legends(fig))
+        for leg in self.legends(fig):
+            for t in leg.get_texts():
+                self.assertGreaterEqual(t.get_fontsize(), 9, t.get_text())
+            lb = leg.get_window_extent(r)
+            self.assertTrue(fb.x0 <= lb.x0 and lb.x1 <= fb.x1 and fb.y0 <= lb.y0 and lb.y1 <= fb.y1,
+                            "legend %s outside the figure %s" % (lb, fb))
+            for ax in fig.axes:
+                self.assertFalse(lb.overlaps(ax.get_window_extent(r)),
+                                 "legend %s over the plot area %s" % (
+                                     [t.get_text() for t in leg.get_texts()], ax.get_title()))
+
+    def test_throughput(self):
+        bw = [8.0, 8.0, 2.0, 0.5, 0.5]
+        self.run_dir("01-burst-dm", bw, lat=False)
+        fig = self.figures(self.plots.throughput, self.out, self.row())
+        self.assert_steps(self.lines(fig)["written (MiB/s)"], 5, bw)
+        self.assertIn("(drive-managed, profile %s)" % self.PROFILE, fig.axes[0].get_title())
+        labels = self.legend_labels(fig)
+        for want in ("written (MiB/s)", "fio ended", "foreground cleaning", "cache used (%)"):
+            self.assertIn(want, labels)
+        self.assert_readable_legends(fig)
+
+    def test_latency(self):
+        bw = [8.0, 8.0, 2.0, 0.5, 0.5]
+        self.run_dir("01-burst-dm", bw)
+        fig = self.figures(self.plots.latency, self.out, self.row())
+        ln = self.lines(fig)
+        self.assert_steps(ln["written (MiB/s)"], 5, bw)
+        for name, base in (("p50", 1), ("p99", 10), ("max", 50)):
+            self.assert_steps(ln[name], 5, [float(base + t) for t in range(5)])
+        self.assertIn("profile %s" % self.PROFILE, fig.axes[0].get_title())
+        self.assertEqual(self.legend_labels(fig).count("fio ended"), 1)
+        self.assert_readable_legends(fig)
+
+    def test_policies(self):
+        rows = []
+        for i, (pol, bw) in enumerate((("fifo", [8.0, 4.0, 1.0]), ("greedy", [8.0, 6.0, 2.0]))):
+            rid = "0%d-burst-dm-policy=%s" % (i + 1, pol)
+            self.run_dir(rid, bw, lat=False, status=False)
+            rows.append(self.row(rid, policy=pol, varied="policy=" + pol))
+        with self.kept() as figs:
+            self.assertEqual(len(self.plots.policies(self.out, rows)), 1)
+        self.assertEqual(len(figs), 1)
+        fig = figs[0]
+        ln = self.lines(fig)
+        self.assert_steps(ln["fifo"], 3, [8.0, 4.0, 1.0])
+        self.assert_steps(ln["greedy"], 3, [8.0, 6.0, 2.0])
+        self.assertIn("profile %s" % self.PROFILE, fig.axes[0].get_title())
+        self.assert_readable_legends(fig)
+
+    def test_damage(self):
+        d = os.path.join(self.out, "runs", "01-damage-cv")
+        os.makedirs(d)
+        with open(os.path.join(d, "status.csv"), "w") as f:
+            f.write("t,damaged_blocks,live_damaged_blocks,valid_blocks\n")
+            for i in range(6):
+                f.write("%d,%d,%d,%d\n" % (i, 40 * i, 30 * i, 5000 - 30 * i))
+        row = self.row("01-damage-cv", job="damage", device="cv", model="caveat",
+                       profile="caveat-example")
+        fig = self.figures(self.plots.damage, self.out, row)
+        self.assertIn("(caveat, profile caveat-example)", fig.axes[0].get_title())
+        self.assertIn("fio ended", self.legend_labels(fig))
+        self.assert_readable_legends(fig)
+
+    def test_title_without_profile(self):
+        self.assertEqual(self.plots._title(self.row(profile="", varied="policy=fifo")),
+                         "burst on dm (drive-managed) policy=fifo")
+        self.assertEqual(self.plots._title(self.row(varied="cache=64M")),
+                         "burst on dm (drive-managed, profile %s) cache=64M" % self.PROFILE)
+
+    def test_cleaning_chart_legend(self):
+        rows = [self.row(status_samples=10, clean_fg_run_s=3.0, clean_bg_run_s=1.0,
+                         cleaning_s=2.0, wa=5.0)]
+        fig = self.figures(self.plots.by_policy, self.out, rows)
+        self.assertEqual(self.legend_labels(fig), ["foreground, while fio ran",
+                                                   "background, while fio ran",
+                                                   "after the job (wait-clean)"])
+        self.assert_readable_legends(fig)
+
+
 class RemoteTest(unittest.TestCase):
     """Client/server runs: IPv6 client addresses; the logs of a fio
     server whose clock is off put on the runner's clock."""
