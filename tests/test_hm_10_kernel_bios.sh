@@ -104,7 +104,7 @@ dm_remove "$n" > /dev/null 2>&1
 rmmod smr_test_bio 2>/dev/null
 
 # ---- item 4: module exit against the last close of the zoned device -----
-ROUNDS=6
+ROUNDS=3
 if ! lsmod | grep -q '^dm_smr '; then
 	skip "rmmod against the last close" "dm-smr is not a loaded module"
 else
