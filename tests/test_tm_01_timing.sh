@@ -138,7 +138,7 @@ figure "random 4 KiB writes, IOPS" "$busy" "$lag" "${got%.*}" "${want%.*}" 10 "$
 # after the resume the next write does not wait for time nobody waited.
 KSLOW="$K overhead_us 100000"
 check "reload with 100 ms of overhead per I/O" \
-	dmsetup reload tm01 --table "$CV 1 format timing 14 $KSLOW"
+	dmsetup reload tm01 --table "$CV timing 14 $KSLOW"
 check "resume it" dmsetup resume tm01
 # What a suspend costs here without a backlog (a commit; slow on a
 # debug kernel), and one write (dd's start, and the model's time).
