@@ -208,7 +208,7 @@ esac
 
 # dump scans 2^21 blocks per hold of the lock: runs that cross a step
 # are still one token each. 4 Mi blocks of 512 bytes, DID 0.
-big=$(new_backing 2056) || bail "no backing device"
+big=$(new_big_backing 3) || bail "no backing device"
 if dm_create cv02s "0 4194304 caveat $big 0 0 2 block_size 512"; then
 	assert_eq "a new device: one damaged run across both steps" "0+4194304" \
 		"$(cv_msg cv02s dump)"
