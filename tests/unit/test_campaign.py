@@ -614,6 +614,19 @@ def synth_status(t_full, n, fg_from, bg_after):
     return rows
 
 
+def write_synth_status(d, *args):
+    """synth_status(*args) with the write counters a cleaning adds, as
+    the runner's status.csv in run directory d."""
+    st = synth_status(*args)
+    for r in st:
+        r.update(cache_write_sectors=r["host_write_sectors"], bypass_write_sectors=0,
+                 clean_write_sectors=1024 * r["t"])
+    with open(os.path.join(d, "status.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(st[0]))
+        w.writeheader()
+        w.writerows(st)
+
+
 class AnalysisTest(unittest.TestCase):
     def test_spans_and_phases(self):
         s = synth_status(3, 8, 4, 12)
@@ -832,14 +845,7 @@ class LatencyTest(unittest.TestCase):
                     f.write("%d\n" % self.T0)
                 with open(os.path.join(d, "bw.csv"), "w") as f:
                     f.write("t,read_mibs,write_mibs\n0,0,8.0\n1,0,%s\n" % (4 if pol == "fifo" else 6))
-                st = synth_status(1, 4, 2, 8)
-                for r in st:
-                    r.update(cache_write_sectors=r["host_write_sectors"], bypass_write_sectors=0,
-                             clean_write_sectors=1024 * r["t"])
-                with open(os.path.join(d, "status.csv"), "w", newline="") as f:
-                    w = csv.DictWriter(f, fieldnames=list(st[0]))
-                    w.writeheader()
-                    w.writerows(st)
+                write_synth_status(d, 1, 4, 2, 8)
                 row = {"run": rid, "job": "burst", "device": "dm", "model": "drive-managed",
                        "policy": pol, "varied": "policy=" + pol, "status": "ok", "fio_end_s": 2.0}
                 row.update(summary.analyse_run(d, row))
@@ -921,14 +927,7 @@ class PlotStyleTest(unittest.TestCase):
                 for t in range(len(write_mibs)):
                     f.write("%d,%s,%s,%s,100\n" % (t, 1 + t, 10 + t, 50 + t))
         if status:
-            st = synth_status(2, 5, 3, 8)
-            for r in st:
-                r.update(cache_write_sectors=r["host_write_sectors"], bypass_write_sectors=0,
-                         clean_write_sectors=1024 * r["t"])
-            with open(os.path.join(d, "status.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(st[0]))
-                w.writeheader()
-                w.writerows(st)
+            write_synth_status(d, 2, 5, 3, 8)
         return d
 
     def row(self, rid="01-burst-dm", **kw):
