@@ -66,7 +66,8 @@ static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 
 static int cv_map_write(struct cv_target *sc, struct bio *bio,
 			struct cv_io *io, bool in_map);
-static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io);
+static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
+		       bool in_map);
 
 /* The write state of a bio of the wal list: a host write's or a copy's. */
 static struct cv_io *cv_wal_io(struct cv_target *sc, struct bio *bio)
@@ -93,7 +94,7 @@ static void cv_map_held(struct cv_target *sc)
 		if (bio_op(bio) == REQ_OP_WRITE)
 			r = cv_map_write(sc, bio, io, false);
 		else
-			r = cv_map_read(sc, bio, io);
+			r = cv_map_read(sc, bio, io, false);
 		if (r == DM_MAPIO_KILL)
 			bio_io_error(bio);
 		else if (r == DM_MAPIO_REMAPPED)
@@ -307,9 +308,197 @@ static bool cv_refill_spares(struct cv_target *sc, unsigned int need,
 	return true;
 }
 
+/* A write that found no pages in the worker either: again in a while. */
+static void cv_nomem_retry(struct cv_target *sc, struct bio *bio)
+{
+	spin_lock_irq(&sc->lock);
+	bio_list_add(&sc->nomem_bios, bio);
+	spin_unlock_irq(&sc->lock);
+	DMWARN_LIMIT("%s: no memory for the damage map; retrying a write",
+		     cv_name(sc));
+	queue_delayed_work(sc->wq, &sc->nomem_dwork,
+			   msecs_to_jiffies(CV_NOMEM_RETRY_MS));
+}
+
+/*
+ * Lock held, the write mapped and its damage applied (@live valid blocks
+ * lost): record it, and decide whether the write waits for its damage to
+ * be durable (true: in the wal list or, *@wc, taken by the write cache).
+ */
+static bool cv_write_route(struct cv_target *sc, struct bio *bio,
+			   struct cv_io *io, bool dmg, u64 live, bool *wc)
+{
+	bool defer;
+
+	sc->stats.writes++;
+	if (dmg) {
+		sc->stats.damaging_writes++;
+		sc->stats.damaged_blocks += io->d1 - io->d0 + 1;
+	}
+	if (live) {
+		sc->damage_seq++;
+		cv_jr_add(sc, io->d0, io->d1);
+		sc->stats.live_damage_writes++;
+		sc->stats.live_damaged_blocks += live;
+		io->live = true;
+	}
+	defer = dmg && (live || sc->damage_seq != sc->durable_seq);
+	if (sc->scramble) {
+		if (sc->scrambles_pending)
+			defer = true;
+		if (live)
+			sc->scrambles_pending++;
+	}
+	*wc = defer && cv_wc_reserve(sc, bio, io);
+	if (defer && !*wc)
+		bio_list_add(&sc->wal_bios, bio);
+	return defer;
+}
+
+/* Lock not held: tell of the damage, then issue the write or let it wait. */
+static void cv_write_issue(struct cv_target *sc, struct bio *bio,
+			   struct cv_io *io, bool dmg, u64 live, u64 lo, u64 hi,
+			   bool defer, bool wc)
+{
+	if (dmg)
+		trace_cv_damage(sc->nl.name, io->first, io->last, io->d0, io->d1,
+				live);
+	if (live) {
+		cv_nl_damage(&sc->nl, io->first, io->last, lo, hi, io->d0,
+			     io->d1, live);
+		DMINFO_LIMIT("%s: write of blocks %llu+%llu damaged %llu live blocks in %llu..%llu (damage range %llu..%llu)",
+			     cv_name(sc), io->first, io->last - io->first + 1,
+			     live, lo, hi, io->d0, io->d1);
+	}
+	/* Completed here, or waiting in the worker: in the wal list. */
+	if (wc && !cv_wc_take(sc, bio, io)) {
+		spin_lock_irq(&sc->lock);
+		cv_wc_unreserve(sc, io);
+		bio_list_add(&sc->wal_bios, bio);
+		spin_unlock_irq(&sc->lock);
+		wake_up(&sc->wc_wait);	/* cv_wc_settle() may wait for wc_nr 0 */
+	}
+	if (defer)
+		queue_work(sc->wq, &sc->work);
+	else
+		cv_submit_write(sc, bio);
+}
+
+/* Merge the first and last victims of a step into those found before. */
+static void cv_merge_victims(u64 n, u64 slo, u64 shi, u64 have, u64 *lo,
+			     u64 *hi)
+{
+	if (!n)
+		return;
+	*lo = have ? min(*lo, slo) : slo;
+	*hi = have ? max(*hi, shi) : shi;
+}
+
+/*
+ * The worker maps a write whose damage range spans more than
+ * CV_SCAN_CHUNKS chunks (a did of millions of blocks). Counting and
+ * clearing such a range is work in proportion to it, too much for one
+ * hold of the lock with interrupts off, so it is done CV_SCAN_BLOCKS at a
+ * time (trace event cv_damage_step). Nothing may change the range between
+ * the steps:
+ *  - map() parks every read and write in held_bios while big_writes is
+ *    not zero (this write counts from the map() that parked it until it
+ *    is mapped here), and the worker, the only other mapper, is here;
+ *  - the writes in flight that overlap the range are tainted in the
+ *    first step (they complete without making a block of it valid);
+ *  - commit_mutex keeps commits and journal writes out until the damage
+ *    and its journal record are both in memory, as in one map() they are.
+ * The first step also does the range's two edge chunks whole, with the
+ * spare pages it checked for; the steps after it count, then clear,
+ * whole chunks only, which needs no page.
+ */
+static void cv_map_write_big(struct cv_target *sc, struct bio *bio,
+			     struct cv_io *io)
+{
+	u64 m0 = ((io->d0 >> CV_CHUNK_SHIFT) + 1) << CV_CHUNK_SHIFT;
+	u64 m1 = (io->d1 >> CV_CHUNK_SHIFT) << CV_CHUNK_SHIFT;	/* exclusive */
+	u64 live, lo = 0, hi = 0, n, slo = 0, shi = 0, a, b;
+	unsigned int need;
+	bool defer, wc;
+
+	mutex_lock(&sc->commit_mutex);
+	for (;;) {
+		spin_lock_irq(&sc->lock);
+		if (cv_wc_overlaps(sc, io->first, io->last)) {
+			bio_list_add(&sc->held_bios, bio);
+			spin_unlock_irq(&sc->lock);
+			mutex_unlock(&sc->commit_mutex);
+			return;
+		}
+		need = cv_edge_need(sc, io->first, io->last, true) +
+		       cv_edge_need(sc, io->d0, io->d1, false);
+		if (need <= sc->nr_spare)
+			break;
+		spin_unlock_irq(&sc->lock);
+		if (!cv_refill_spares(sc, need, false)) {
+			mutex_unlock(&sc->commit_mutex);
+			cv_nomem_retry(sc, bio);
+			return;
+		}
+	}
+	/* Cached blocks it damages: counted before the taint hides them. */
+	live = cv_wc_live(sc, io->d0, io->d1, 0, &lo, &hi);
+	cv_prepare_set(sc, io->first, io->last);
+	cv_check_inflight(sc, io);
+	list_add_tail(&io->list, &sc->inflight);
+	n = cv_count_valid(sc, io->d0, m0 - 1, &slo, &shi);
+	cv_merge_victims(n, slo, shi, live, &lo, &hi);
+	live += n;
+	if (n)
+		cv_clear_range(sc, io->d0, m0 - 1);
+	n = cv_count_valid(sc, m1, io->d1, &slo, &shi);
+	cv_merge_victims(n, slo, shi, live, &lo, &hi);
+	live += n;
+	if (n)
+		cv_clear_range(sc, m1, io->d1);
+	spin_unlock_irq(&sc->lock);
+
+	for (a = m0; a < m1; a = b + 1) {
+		b = min(a + CV_SCAN_BLOCKS, m1) - 1;
+		spin_lock_irq(&sc->lock);
+		n = cv_count_valid(sc, a, b, &slo, &shi);
+		spin_unlock_irq(&sc->lock);
+		trace_cv_damage_step(sc->nl.name, a, b, false);
+		cv_merge_victims(n, slo, shi, live, &lo, &hi);
+		live += n;
+		cond_resched();
+	}
+	for (a = m0; live && a < m1; a = b + 1) {
+		b = min(a + CV_SCAN_BLOCKS, m1) - 1;
+		spin_lock_irq(&sc->lock);
+		cv_clear_range(sc, a, b);
+		spin_unlock_irq(&sc->lock);
+		trace_cv_damage_step(sc->nl.name, a, b, true);
+		cond_resched();
+	}
+
+	spin_lock_irq(&sc->lock);
+	defer = cv_write_route(sc, bio, io, true, live, &wc);
+	/* Reads and writes map() parked behind this one may go now. */
+	sc->big_writes--;
+	if (!bio_list_empty(&sc->held_bios))
+		queue_work(sc->wq, &sc->work);
+	spin_unlock_irq(&sc->lock);
+	mutex_unlock(&sc->commit_mutex);
+	cv_write_issue(sc, bio, io, true, live, lo, hi, defer, wc);
+}
+
+/* Does the damage range of @io span more chunks than one step scans? */
+static bool cv_damage_big(struct cv_io *io)
+{
+	return (io->d1 >> CV_CHUNK_SHIFT) - (io->d0 >> CV_CHUNK_SHIFT) + 1 >
+		CV_SCAN_CHUNKS;
+}
+
 /*
  * Map a write, from map() (@in_map) or from the worker (a write map()
- * found no pages for). Returns the DM_MAPIO_* value map() should return.
+ * found no pages for, or parked). Returns the DM_MAPIO_* value map()
+ * should return.
  */
 static int cv_map_write(struct cv_target *sc, struct bio *bio,
 			struct cv_io *io, bool in_map)
@@ -339,11 +528,26 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 		io->d0 = 1;
 		io->d1 = 0;
 	}
+	if (dmg && cv_damage_big(io)) {
+		if (!in_map) {
+			cv_map_write_big(sc, bio, io);
+			return DM_MAPIO_SUBMITTED;
+		}
+		/* The worker maps it; what map() sees from now on waits. */
+		spin_lock_irq(&sc->lock);
+		sc->big_writes++;
+		bio_list_add(&sc->held_bios, bio);
+		spin_unlock_irq(&sc->lock);
+		queue_work(sc->wq, &sc->work);
+		return DM_MAPIO_SUBMITTED;
+	}
 
 	for (;;) {
 		spin_lock_irq(&sc->lock);
-		if (cv_wc_overlaps(sc, io->first, io->last)) {
-			/* A cached write is still to land there: after it. */
+		if (cv_wc_overlaps(sc, io->first, io->last) ||
+		    (in_map && sc->big_writes)) {
+			/* A cached write is still to land there, or a write
+			 * before it is being mapped in steps: after it. */
 			bio_list_add(&sc->held_bios, bio);
 			spin_unlock_irq(&sc->lock);
 			return DM_MAPIO_SUBMITTED;
@@ -365,70 +569,24 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 				cv_defer(sc, &sc->nomem_bios, bio);
 				return DM_MAPIO_SUBMITTED;
 			}
-			spin_lock_irq(&sc->lock);
-			bio_list_add(&sc->nomem_bios, bio);
-			spin_unlock_irq(&sc->lock);
-			DMWARN_LIMIT("%s: no memory for the damage map; retrying a write",
-				     cv_name(sc));
-			queue_delayed_work(sc->wq, &sc->nomem_dwork,
-					   msecs_to_jiffies(CV_NOMEM_RETRY_MS));
+			cv_nomem_retry(sc, bio);
 			return DM_MAPIO_SUBMITTED;
 		}
 	}
 	cv_prepare_set(sc, io->first, io->last);
 	cv_check_inflight(sc, io);
 	list_add_tail(&io->list, &sc->inflight);
-	sc->stats.writes++;
-	if (dmg) {
-		sc->stats.damaging_writes++;
-		sc->stats.damaged_blocks += io->d1 - io->d0 + 1;
-	}
-	if (live) {
+	if (live)
 		cv_clear_range(sc, io->d0, io->d1);
-		sc->damage_seq++;
-		cv_jr_add(sc, io->d0, io->d1);
-		sc->stats.live_damage_writes++;
-		sc->stats.live_damaged_blocks += live;
-		io->live = true;
-	}
-	defer = dmg && (live || sc->damage_seq != sc->durable_seq);
-	if (sc->scramble) {
-		if (sc->scrambles_pending)
-			defer = true;
-		if (live)
-			sc->scrambles_pending++;
-	}
-	wc = defer && cv_wc_reserve(sc, bio, io);
-	if (defer && !wc)
-		bio_list_add(&sc->wal_bios, bio);
+	defer = cv_write_route(sc, bio, io, dmg, live, &wc);
 	spin_unlock_irq(&sc->lock);
-
-	if (dmg)
-		trace_cv_damage(sc->nl.name, io->first, io->last, io->d0, io->d1,
-				live);
-	if (live) {
-		cv_nl_damage(&sc->nl, io->first, io->last, lo, hi, io->d0,
-			     io->d1, live);
-		DMINFO_LIMIT("%s: write of blocks %llu+%llu damaged %llu live blocks in %llu..%llu (damage range %llu..%llu)",
-			     cv_name(sc), io->first, io->last - io->first + 1,
-			     live, lo, hi, io->d0, io->d1);
-	}
-	/* Completed here, or waiting in the worker: in the wal list. */
-	if (wc && !cv_wc_take(sc, bio, io)) {
-		spin_lock_irq(&sc->lock);
-		cv_wc_unreserve(sc, io);
-		bio_list_add(&sc->wal_bios, bio);
-		spin_unlock_irq(&sc->lock);
-		wake_up(&sc->wc_wait);	/* cv_wc_settle() may wait for wc_nr 0 */
-	}
-	if (defer)
-		queue_work(sc->wq, &sc->work);
-	else
-		cv_submit_write(sc, bio);
+	cv_write_issue(sc, bio, io, dmg, live, lo, hi, defer, wc);
 	return DM_MAPIO_SUBMITTED;
 }
 
-static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io)
+/* A read, from map() (@in_map) or from the worker (parked before). */
+static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
+		       bool in_map)
 {
 	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
 	u64 first = sector >> sc->bshift;
@@ -436,8 +594,9 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io)
 	bool ok, any = true;
 
 	spin_lock_irq(&sc->lock);
-	if (cv_wc_overlaps(sc, first, last)) {
-		/* A cached write is still to land there: read after it. */
+	if (cv_wc_overlaps(sc, first, last) || (in_map && sc->big_writes)) {
+		/* A cached write is still to land there, or a write before
+		 * it is being mapped in steps: read after it. */
 		bio_list_add(&sc->held_bios, bio);
 		spin_unlock_irq(&sc->lock);
 		return DM_MAPIO_SUBMITTED;
@@ -509,7 +668,7 @@ int cv_map(struct dm_target *ti, struct bio *bio)
 	}
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
-		return cv_map_read(sc, bio, io);
+		return cv_map_read(sc, bio, io, true);
 	case REQ_OP_WRITE:
 		return cv_map_write(sc, bio, io, true);
 	default:

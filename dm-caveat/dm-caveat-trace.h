@@ -39,6 +39,30 @@ TRACE_EVENT(cv_damage,
 		  __entry->d1, __entry->live)
 );
 
+/*
+ * One step of a write whose damage range is mapped in steps (a large
+ * did): blocks a..b of it counted, or cleared (made maybe damaged), in one
+ * hold of the lock.
+ */
+TRACE_EVENT(cv_damage_step,
+	TP_PROTO(const char *dev, u64 a, u64 b, bool cleared),
+	TP_ARGS(dev, a, b, cleared),
+	TP_STRUCT__entry(
+		SMR_TP_DEV
+		__field(u64, a)
+		__field(u64, b)
+		__field(bool, cleared)
+	),
+	TP_fast_assign(
+		SMR_TP_ASSIGN_DEV;
+		__entry->a = a;
+		__entry->b = b;
+		__entry->cleared = cleared;
+	),
+	TP_printk("%s blocks=%llu..%llu %s", __entry->dev, __entry->a,
+		  __entry->b, __entry->cleared ? "cleared" : "counted")
+);
+
 /* A read of blocks first..last touched a maybe-damaged block. */
 TRACE_EVENT(cv_damaged_read,
 	TP_PROTO(const char *dev, u64 first, u64 last, bool zeroed),

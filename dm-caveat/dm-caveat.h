@@ -101,10 +101,12 @@
 #define CV_SPARE_MAX		8
 #define CV_NOMEM_RETRY_MS	10	/* a write waiting for a map page */
 /*
- * Scans over ranges the host chooses (dump) take the lock, interrupts
- * off, for this many blocks (64 chunks) at a time.
+ * Scans over ranges the host chooses (dump, the damage range of a write
+ * with a large did) take the lock, interrupts off, for this many blocks
+ * (64 chunks) at a time.
  */
-#define CV_SCAN_BLOCKS		(64 * CV_CHUNK_BLOCKS)
+#define CV_SCAN_CHUNKS		64
+#define CV_SCAN_BLOCKS		(CV_SCAN_CHUNKS * CV_CHUNK_BLOCKS)
 
 /* Limits of the table arguments. */
 #define CV_MIN_BLOCK_SIZE	512
@@ -220,6 +222,12 @@ struct cv_target {
 	} wc_fail[CV_WC_FAIL_MAX];
 	unsigned int wc_nr_fail;
 	struct bio_list held_bios;
+	/*
+	 * Writes whose damage range the worker maps in steps (more than
+	 * CV_SCAN_CHUNKS chunks), parked or being mapped: while there is
+	 * one, map() parks every read and write in held_bios behind it.
+	 */
+	unsigned int big_writes;
 	struct cv_stats stats;
 
 	/* Deferred work. */
