@@ -15,7 +15,8 @@
 #     (empty -> imp_open, a reset back to empty);
 #   caveat: the damage a write did (write and damage range, live blocks),
 #     the read that failed on it, metadata commits, the journal block
-#     that made the damage durable first.
+#     that made the damage durable first; the steps of a damage range of
+#     2.2 Mi blocks.
 # Then the bpftrace example of docs/tracing.md ("how long did this write
 # wait for cleaning") runs on the same workload, where bpftrace works.
 
@@ -48,6 +49,12 @@ HZ=$(dmsetup deps -o devname "$HN" | sed -n 's/.*(\(smrhm[0-9]*\)).*/\1/p')
 cback=$(new_backing 16) || bail "no backing device"
 CN=t_${TID}_cv
 dm_create "$CN" "0 $((2048 * 8)) caveat $cback 16 4" || bail "cannot create the caveat device"
+# Caveat with a damage range of 2.2 Mi blocks (more than 64 chunks of
+# 2^15): block 0's write is mapped in steps, and damages block 100.
+bback=$(new_big_backing 2) || bail "no backing device"
+BN=t_${TID}_cvbig
+dm_create "$BN" "0 4194304 caveat $bback 2200000 0 2 block_size 512" ||
+	bail "cannot create the large-DID caveat device"
 
 W=$T_WORK/workload.sh
 cat > "$W" <<EOF
@@ -67,6 +74,9 @@ blkzone reset -o 0 -c 1 /dev/mapper/$HN
 dd if=/dev/urandom of=/dev/mapper/$CN bs=4k count=1 seek=10 oflag=direct,dsync status=none
 dd if=/dev/urandom of=/dev/mapper/$CN bs=4k count=1 seek=5 oflag=direct,dsync status=none
 dd if=/dev/mapper/$CN of=/dev/null bs=4k count=1 skip=10 iflag=direct status=none
+# caveat, large DID: block 100, then block 0 damages it in steps
+dd if=/dev/urandom of=/dev/mapper/$BN bs=512 count=1 seek=100 oflag=direct status=none
+dd if=/dev/urandom of=/dev/mapper/$BN bs=512 count=1 seek=0 oflag=direct status=none
 sync
 EOF
 
@@ -112,6 +122,8 @@ has "hm: the reset emptied it" "smr_zone_cond: +$HZ zone=0 imp_open -> empty"
 has "hm: metadata commits" "smr_md_commit: +$HZ gen=[1-9][0-9]* err=0"
 has "caveat: block 5's write damaged 10..21, one live block" "cv_damage: +$CN write=5\.\.5 damaged=10\.\.21 live=1"
 has "caveat: the read of block 10 failed" "cv_damaged_read: +$CN read=10\.\.10 failed"
+has "caveat: a large damage range counted in steps" "cv_damage_step: +$BN blocks=32768\\.\\.2129919 counted"
+has "caveat: ... and cleared in steps" "cv_damage_step: +$BN blocks=32768\\.\\.2129919 cleared"
 has "caveat: metadata commits" "cv_md_commit: +$CN gen=[1-9][0-9]* err=0"
 has "caveat: block 5's damage went to the journal first" "cv_jr_write: +$CN block=0 records=1 stamp=1 err=0"
 
