@@ -15,29 +15,52 @@
 # tracepoints, drive-managed bad input). This keeps CI under an hour.
 # The smoke set is every test marked "# SMOKE: 1", slow ones included.
 #
+# Two lanes. With more than one kernel, the first kernel's suite (lane 1)
+# and the others' (lane 2, one after the other) run at the same time, in
+# two VMs: a TCG guest keeps about one of the host's cores busy, most
+# tests being one shell at a time, so a second VM on a two-core host
+# takes about a third off the wall time of the whole. The modules are
+# built in the tree the guest loads them from, one kernel at a time, so
+# lane 2 works in a copy of the tree (tests/results/lane2-tree, made
+# first; its results still go to tests/results/<VER>/). Lane 2's lines
+# are prefixed with "lane2: ". SMR_CHECK_LANES=1 runs everything in one
+# lane, as before.
+#
 # Results go to tests/results/<VER>/ (suite.tap, logs). A kernel whose
 # build or suite fails does not stop the others; the exit status and the
 # last line say how many tests passed and failed over all kernels.
+#
+# Environment (internal, for lane 2): SMR_CHECK_LIST (the kernels, lines
+# as scripts/kernels.sh prints), SMR_SLOW_KERNEL (the kernel that runs
+# the slow tests), SMR_RESULTS_ROOT (where tests/results is).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+RESULTS_ROOT=${SMR_RESULTS_ROOT:-$ROOT/tests/results}
+export SMR_VENV=${SMR_VENV:-$ROOT/.venv}
 
-if [ $# -gt 0 ]; then
+if [ -n "${SMR_CHECK_LIST:-}" ]; then
+	list=$SMR_CHECK_LIST
+elif [ $# -gt 0 ]; then
 	list="$1 ${2:-full}"
 else
 	list=$(scripts/kernels.sh)
 fi
 [ -n "$list" ] || { echo "check: no kernel to test: run scripts/setup-deps.sh" >&2; exit 1; }
 
-slow_kernel=$(awk '$2 == "full" { print $1; exit }' <<< "$list")
+slow_kernel=${SMR_SLOW_KERNEL:-$(awk '$2 == "full" { print $1; exit }' <<< "$list")}
 passed=0 failed=0 bad_kernels=()
-while read -r kver set; do
+
+# run_kernel VER SET: build for one kernel and run its suite.
+run_kernel() {
+	local kver=$1 set=$2 series golden got tap args envs
 	echo "=== kernel $kver: ${set} suite"
 	if ! make --no-print-directory modules KVER="$kver" ||
 	   ! make --no-print-directory test-modules KVER="$kver"; then
 		echo "check: cannot build the modules for $kver" >&2
 		bad_kernels+=("$kver(build)")
 		failed=$((failed + 1))
-		continue
+		return
 	fi
 	# The probe results must be the ones known for this series.
 	series=$(echo "$kver" | cut -d. -f1-2)
@@ -50,9 +73,9 @@ while read -r kver set; do
 		diff <(sort "$golden") <(echo "$got") >&2
 		bad_kernels+=("$kver(probes)")
 		failed=$((failed + 1))
-		continue
+		return
 	fi
-	args=(--kernel "$kver" --results "tests/results/$kver")
+	args=(--kernel "$kver" --results "$RESULTS_ROOT/$kver")
 	envs=()
 	# The smoke set is every test marked SMOKE, slow or not (the timing
 	# model's test is both, and its hrtimer API differs on the newest).
@@ -64,12 +87,61 @@ while read -r kver set; do
 		envs=(CP_ROUNDS="${CP_ROUNDS:-3}" CP_MAX_POINTS="${CP_MAX_POINTS:-20}")
 	fi
 	env "${envs[@]}" tests/vm-run "${args[@]}" || bad_kernels+=("$kver")
-	tap=tests/results/$kver/suite.tap
+	tap=$RESULTS_ROOT/$kver/suite.tap
 	if [ -f "$tap" ]; then
 		passed=$((passed + $(grep -c '^ok ' "$tap")))
 		failed=$((failed + $(grep -c '^not ok ' "$tap")))
 	fi
+}
+
+lane2=
+if [ "${SMR_CHECK_LANES:-2}" -ge 2 ] && [ -z "${SMR_CHECK_LIST:-}" ] &&
+   [ "$(wc -l <<< "$list")" -gt 1 ]; then
+	lane2=$(tail -n +2 <<< "$list")
+	list=$(head -n 1 <<< "$list")
+	tree=$RESULTS_ROOT/lane2-tree
+	rm -rf "$tree"
+	mkdir -p "$tree" &&
+	tar -C "$ROOT" --exclude=./.venv --exclude=./.git --exclude=./tests/results \
+		-cf - . | tar -C "$tree" -xf - ||
+		{ echo "check: cannot copy the tree for lane 2" >&2; exit 1; }
+	echo "check: lane 1: $(awk '{ print $1 }' <<< "$list"); lane 2 (in $tree):" \
+		$(awk '{ print $1 }' <<< "$lane2")
+	summary2=$RESULTS_ROOT/lane2.summary
+	rm -f "$summary2"
+	# No stale result may count for a kernel lane 2 cannot build.
+	while read -r kver set; do
+		rm -f "$RESULTS_ROOT/$kver/suite.tap"
+	done <<< "$lane2"
+	( SMR_CHECK_LIST=$lane2 SMR_SLOW_KERNEL=$slow_kernel \
+	  SMR_RESULTS_ROOT=$RESULTS_ROOT "$tree/scripts/check.sh" > >(sed -u 's/^/lane2: /') 2>&1
+	  echo $? > "$summary2" ) &
+	lane2_pid=$!
+fi
+
+while read -r kver set; do
+	run_kernel "$kver" "$set"
 done <<< "$list"
+
+if [ -n "$lane2" ]; then
+	wait "$lane2_pid"
+	# Lane 2's own last lines say what it found; count its results here.
+	while read -r kver set; do
+		tap=$RESULTS_ROOT/$kver/suite.tap
+		if [ -f "$tap" ]; then
+			passed=$((passed + $(grep -c '^ok ' "$tap")))
+			failed=$((failed + $(grep -c '^not ok ' "$tap")))
+		else
+			failed=$((failed + 1))
+		fi
+	done <<< "$lane2"
+	if [ "$(cat "$summary2" 2>/dev/null)" = 0 ]; then
+		rm -rf "$RESULTS_ROOT/lane2-tree"
+	else
+		# Kept: its build logs and modules, to look into the failure.
+		bad_kernels+=("lane 2 ($(awk '{ print $1 }' <<< "$lane2" | xargs))")
+	fi
+fi
 
 [ ${#bad_kernels[@]} = 0 ] || echo "check: failures on: ${bad_kernels[*]}"
 echo "vm suites: $passed passed, $failed failed"

@@ -54,6 +54,11 @@ PACKAGES=(
 	python3-matplotlib
 	trace-cmd
 )
+# The newest kernel's chroot needs debootstrap: installed with the rest, so
+# that its set-up (below) never runs apt-get on the host beside ours.
+case " ${SMR_KERNELS:-6.1 6.12 newest} " in
+*" newest "*) PACKAGES+=(debootstrap) ;;
+esac
 # Installed only if the archive has them (libzbd is not in every release).
 OPTIONAL=(
 	zbd-utils
@@ -135,7 +140,11 @@ for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
 		install_kernel "$kver"
 		;;
 	newest)
-		"$ROOT/scripts/setup-newest-kernel.sh" > /dev/null
+		# Minutes of debootstrap and apt in a chroot of its own (its own
+		# dpkg database): it runs beside the rest of the set-up here.
+		newest_log=$(mktemp /tmp/setup-newest.XXXXXX.log)
+		"$ROOT/scripts/setup-newest-kernel.sh" > /dev/null 2> "$newest_log" &
+		newest_pid=$!
 		;;
 	*)
 		echo "setup-deps: unknown kernel series '$series' in SMR_KERNELS (6.1, 6.12, newest)" >&2
@@ -158,4 +167,15 @@ if ! "$VENV/bin/vng" --version >/dev/null 2>&1; then
 	"$py" -m venv "$VENV"
 	"$VENV/bin/pip" install -q --disable-pip-version-check "$VIRTME_NG_SPEC"
 	"$VENV/bin/vng" --version >/dev/null
+fi
+
+if [ -n "${newest_pid:-}" ]; then
+	if ! wait "$newest_pid"; then
+		cat "$newest_log" >&2
+		echo "setup-deps: setting up the newest kernel failed" >&2
+		exit 1
+	fi
+	# Its progress lines ("installing ...") went to stderr: show them.
+	cat "$newest_log" >&2
+	rm -f "$newest_log"
 fi
