@@ -173,7 +173,9 @@ check "the flush after it succeeds (the loss is reported once)" flush
 # issued after W0 completed.)
 check "fill blocks 140..163" dd if=/dev/urandom of=$D bs=4k count=24 seek=140 oflag=direct,sync status=none
 check "flush" flush
-check "data writes to the backing now take 10 s" write_delay 10000
+# A slow kernel (SMR_TIMEOUT_SCALE, a debug kernel) gets a longer window.
+S=${SMR_TIMEOUT_SCALE:-1}
+check "data writes to the backing now take $((10 * S)) s" write_delay $((10000 * S))
 pat w0
 pat w1
 c0=$(cv_field cv08 cached_writes)
@@ -182,10 +184,10 @@ echo "$mark2" > /dev/kmsg
 check "write block 145 (W0)" wr 145 "$T_WORK/w0"
 flush > /dev/null 2>&1 &
 f0=$!
-sleep 2
+sleep $((2 * S))
 flush > /dev/null 2>&1 &
 f1=$!
-sleep 2
+sleep $((2 * S))
 check "write block 155 (W), after F1 was issued" wr 155 "$T_WORK/w1"
 assert_eq "W0 and W were completed from the cache" $((c0 + 2)) "$(cv_field cv08 cached_writes)"
 check "the backing's data area starts failing writes" backing_reload cv08b \
@@ -194,8 +196,8 @@ wait $f0
 r0=$?
 wait $f1
 r1=$?
-# On a host too slow for the 10 s window (a debug kernel beside other
-# VMs), W0's copy lands before the backing fails: nothing is lost, and
+# On a host too slow for the window (a debug kernel beside other VMs
+# without SMR_TIMEOUT_SCALE), W0's copy lands before the backing fails: nothing is lost, and
 # every flush rightly succeeds. Only a loss the log names is checked.
 if dmesg_since "$mark2" | grep -q "cached write of blocks 145+1 failed"; then
 	assert_eq "F0, issued after W0, fails (W0 lost)" 1 $r0
@@ -206,7 +208,7 @@ if dmesg_since "$mark2" | grep -q "cached write of blocks 145+1 failed"; then
 	check "F3 succeeds" flush
 else
 	skip "lost writes fail the flushes that cover them" \
-		"W0's copy reached the backing before it failed (a host this slow cannot hold the 10 s window)"
+		"W0's copy reached the backing before it failed (a host this slow cannot hold the $((10 * S)) s window)"
 	check "the backing works again" backing_reload cv08b "0 $rsect linear $raw 0"
 	check "data writes to the backing are quick again" write_delay 0
 	flush > /dev/null 2>&1
