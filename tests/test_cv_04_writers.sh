@@ -55,8 +55,11 @@ cmp -s <(dd if="$b3" bs=4096 skip=$((256 + 1)) count=6 iflag=direct status=none)
 # DID = DNOR = 4: blocks 100..101 damage block 105; a one-block write to
 # 105 damages nothing, so it needs no commit and nothing holds it back but
 # the target. The metadata area (first MiB) of the backing device is slow
-# to write (6 s), so the earlier write's commit, and so its scramble, is
-# still to come when the later write is issued.
+# to write (6 s; longer by SMR_TIMEOUT_SCALE on a debug kernel, where
+# even the status polls below can take seconds), so the earlier write's
+# commit, and so its scramble, is still to come when the later write is
+# issued.
+S=${SMR_TIMEOUT_SCALE:-1}
 require_target delay
 raw=$(new_backing 16) || bail "no backing device"
 dm_create cv04slow "0 2048 linear $raw 0
@@ -68,12 +71,12 @@ head -c 4096 /dev/urandom > "$T_WORK/b105b"
 head -c 8192 /dev/urandom > "$T_WORK/b100"
 check "write block 105" dd if="$T_WORK/b105a" of=/dev/mapper/cv04d bs=4096 seek=105 \
 	oflag=direct status=none
-check "the metadata area becomes slow" backing_reload cv04slow "0 2048 delay $raw 0 0 $raw 0 6000 $raw 0 0
+check "the metadata area becomes slow" backing_reload cv04slow "0 2048 delay $raw 0 0 $raw 0 $((6000 * S)) $raw 0 0
 2048 $((16 * 2048 - 2048)) linear $raw 2048"
 w0=$(cv_field cv04d writes)
 dd if="$T_WORK/b100" of=/dev/mapper/cv04d bs=8192 seek=50 oflag=direct status=none &
 w1=$!
-for _ in $(seq 1 50); do
+for _ in $(seq 1 $((50 * S))); do
 	[ "$(cv_field cv04d writes)" -gt "$w0" ] && break
 	sleep 0.2
 done
