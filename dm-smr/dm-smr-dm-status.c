@@ -77,13 +77,15 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
  *   <clean_ms_since_busy> <host_read_sectors> <host_write_sectors>
  *   <cache_write_sectors> <bypass_write_sectors> <wa> <state> <policy>
  *   <commits> <errors> <mem_bytes> <model_busy_ms> <model_clean_ms>
- *   <model_lag_ms>
+ *   <model_lag_ms> <bad_read_errors> <bad_write_errors> <bad_remaps>
+ *   <transient_errors> <delayed_ios>
  *
  * Cache figures count 4 KiB slots; used slots include superseded copies.
  * wa is (cache + bypass + cleaning writes) / host writes, as "N.NNN".
  * The model_* fields are the timing model's (smr-timing.h), 0 without it:
  * modelled busy time, the part of it that was cleaning, and how far the
- * backing device fell behind the model.
+ * backing device fell behind the model. Then the media fault counters
+ * (smr-faults.h): added last, so parsers of the older line still work.
  * docs/dm-smr.rst describes every field.
  */
 void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
@@ -109,6 +111,7 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 		       smr_state_names[s.state], smr_clean_policies[s.policy].name,
 		       s.commits, s.errors, s.mem_bytes, s.model_busy_ms,
 		       s.model_clean_ms, s.model_lag_ms);
+		smr_faults_status(&sc->faults, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_TABLE:
 		nopt = 2 * hweight32(dm->opt_mask);

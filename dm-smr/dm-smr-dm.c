@@ -83,16 +83,23 @@ static int smr_dm_read(struct smr_target *sc, struct bio *bio,
 
 static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map);
 
+void smr_dm_io_reset(struct bio *bio)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+
+	io->kind = SMR_IO_NONE;
+	io->indexed = false;
+	io->wait_since_ns = 0;
+	io->tm.end = 0;
+}
+
 int smr_dm_map(struct smr_target *sc, struct bio *bio)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	unsigned long now = jiffies;
 
-	io->kind = SMR_IO_NONE;
-	io->indexed = false;
-	io->wait_since_ns = 0;
-	io->tm.end = 0;
+	smr_dm_io_reset(bio);
 	if (READ_ONCE(dm->last_io) != now)
 		WRITE_ONCE(dm->last_io, now);
 
