@@ -19,6 +19,8 @@
  *                         1000; 0 = never clean in the background)
  *   policy <name>         fifo | greedy | cost-benefit (default fifo)
  *   seq_bypass on|off     sequential writes go straight to their band
+ *   clean_timeout_ms <n>  a write waiting for cache space (foreground
+ *                         cleaning) this long fails (default 0: never)
  *   format                initialise the backing device (destroys data)
  *
  * Backing device layout: superblock and metadata table, the cache (a log
@@ -89,6 +91,7 @@ void smr_dm_io_reset(struct bio *bio)
 
 	io->kind = SMR_IO_NONE;
 	io->indexed = false;
+	io->parked = false;
 	io->wait_since_ns = 0;
 	io->tm.end = 0;
 }
@@ -147,6 +150,62 @@ static void smr_dm_wait_end(struct smr_target *sc, struct smr_dm_io *io,
 		trace_smr_dm_write_waited(sc->label, sector, nsect, io->wait_why,
 					  ktime_get_ns() - io->wait_since_ns,
 					  err);
+}
+
+/* A parked write that waited longer than clean_timeout_ms: fail it. */
+static void smr_dm_timed_out(struct smr_target *sc, struct bio *bio)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+
+	smr_dm_wait_end(sc, io, sector, bio_sectors(bio), -ETIMEDOUT);
+	smr_faults_note(&sc->faults, SMR_FAULT_CLEAN_TIMEOUT, sector,
+			bio_sectors(bio), true);
+	DMWARN_LIMIT("%s: write at sector %llu waited for cleaning over %u ms: failed",
+		     smr_dm_name(sc), (unsigned long long)sector,
+		     READ_ONCE(sc->dm->clean_timeout_ms));
+	bio->bi_status = BLK_STS_IOERR;
+	bio_endio(bio);
+}
+
+/*
+ * End the parked writes that have waited clean_timeout_ms, oldest first
+ * (the list is in parking order, near enough: a write released by a
+ * cleaning and parked again behind a newer one fails when it comes back
+ * from the next cleaning, or when the one ahead expires). Each is looked
+ * at once: no scan of the list with interrupts off.
+ */
+static void smr_dm_park_work(struct work_struct *work)
+{
+	struct smr_dm *dm = container_of(to_delayed_work(work), struct smr_dm,
+					 park_dwork);
+	struct smr_target *sc = dm->sc;
+	struct bio_list late;
+	struct bio *bio;
+
+	bio_list_init(&late);
+	spin_lock_irq(&sc->lock);
+	while (dm->clean_timeout_ms && (bio = bio_list_peek(&dm->parked))) {
+		struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(*io));
+		unsigned long t = io->parked_at +
+			msecs_to_jiffies(dm->clean_timeout_ms);
+
+		if (time_before(jiffies, t)) {
+			queue_delayed_work(sc->faults.wq, &dm->park_dwork,
+					   t - jiffies);
+			break;
+		}
+		bio_list_add(&late, bio_list_pop(&dm->parked));
+		dm->stats.clean_timeouts++;
+	}
+	spin_unlock_irq(&sc->lock);
+	while ((bio = bio_list_pop(&late)))
+		smr_dm_timed_out(sc, bio);
+}
+
+void smr_dm_arm_park_timeout(struct smr_target *sc)
+{
+	mod_delayed_work(sc->faults.wq, &sc->dm->park_dwork, 0);
 }
 
 static int smr_dm_fail(struct bio *bio, bool in_map)
@@ -224,11 +283,30 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	}
 
 	if (!bio_list_empty(&dm->parked) || smr_slot_alloc(dm, n, &slot)) {
+		u32 limit = dm->clean_timeout_ms;
+		bool arm = false;
+
+		if (limit && io->parked &&
+		    time_after_eq(jiffies, io->parked_at + msecs_to_jiffies(limit))) {
+			/* Back from a cleaning, and waited too long already. */
+			dm->stats.clean_timeouts++;
+			spin_unlock_irq(&sc->lock);
+			smr_dm_timed_out(sc, bio);
+			return DM_MAPIO_SUBMITTED;
+		}
+		if (!io->parked) {
+			io->parked = true;
+			io->parked_at = jiffies;
+			arm = limit;
+		}
 		/* Cache full: wait for a foreground cleaning, in order. */
 		smr_dm_wait_begin(io, SMR_TRACE_WAIT_CACHE);
 		bio_list_add(&dm->parked, bio);
 		dm->fg_wanted = true;
 		spin_unlock_irq(&sc->lock);
+		if (arm)
+			queue_delayed_work(sc->faults.wq, &dm->park_dwork,
+					   msecs_to_jiffies(limit));
 		smr_dm_kick_cleaner(dm, 0);
 		return DM_MAPIO_SUBMITTED;
 	}
@@ -428,6 +506,7 @@ void smr_dm_postsuspend(struct smr_target *sc)
 	dm->stop = true;
 	spin_unlock_irq(&sc->lock);
 	cancel_delayed_work_sync(&dm->clean_dwork);
+	cancel_delayed_work_sync(&dm->park_dwork);
 	flush_workqueue(sc->wq);
 	/*
 	 * A failed commit keeps its blocks dirty (smr_md_commit()): the
@@ -461,12 +540,14 @@ static const struct smr_opt smr_dm_opts[] = {
 	{ .name = "seq_bypass", .words = smr_dm_onoff,
 	  .bad = "seq_bypass must be on or off" },
 	{ .name = "format", .flag = true },
+	{ .name = "clean_timeout_ms", .max = SMR_DM_MAX_IDLE_MS,
+	  .bad = "clean_timeout_ms must be a number from 0 to 3600000" },
 };
 
 static const struct smr_opt_table smr_dm_opt_table = {
 	.opts = smr_dm_opts,
 	.nr = ARRAY_SIZE(smr_dm_opts),
-	.count_error = "Invalid number of optional arguments (at most 9)",
+	.count_error = "Invalid number of optional arguments (at most 11)",
 	.unknown_error = "Unknown optional argument",
 	.timing = true,
 };
@@ -491,6 +572,8 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 		dm->policy = v[2];
 	if (given & SMR_DM_OPT_BYPASS)
 		dm->seq_bypass = v[3];
+	if (given & SMR_DM_OPT_TIMEOUT)
+		dm->clean_timeout_ms = v[5];
 	sc->format = given & SMR_DM_OPT_FORMAT;
 	return smr_tm_parse(as, SMR_TM_KEYS_ALL, tp, &sc->ti->error);
 }
@@ -603,6 +686,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	sc->dm = dm;
 	dm->sc = sc;
 	INIT_DELAYED_WORK(&dm->nomem_dwork, smr_dm_nomem_work);	/* smr_dm_free() */
+	INIT_DELAYED_WORK(&dm->park_dwork, smr_dm_park_work);
 	if (bdev_is_zoned(sc->bdev)) {
 		ti->error = "drive-managed mode needs a backing device that is not zoned";
 		return -EINVAL;
@@ -719,6 +803,7 @@ void smr_dm_free(struct smr_target *sc)
 		cancel_delayed_work_sync(&dm->clean_dwork);
 		destroy_workqueue(dm->clean_wq);
 	}
+	cancel_delayed_work_sync(&dm->park_dwork);
 	/* After the cleaner, which charges it. */
 	smr_tm_destroy(sc->tm);
 	sc->tm = NULL;

@@ -243,6 +243,7 @@ struct smr_dm_snap {
 	u64 commits, errors, mem_bytes;
 	/* The timing model's figures (0 without it), in ms. */
 	u64 model_busy_ms, model_clean_ms, model_lag_ms;
+	u64 clean_timeouts;
 };
 
 /*
