@@ -16,7 +16,8 @@
  *  - 6.7 rewrote the table code (6.12 has the new one, 6.1 the old);
  *    both keep at most MAX_BADBLOCKS (PAGE_SIZE / 8) entries of at most
  *    BB_MAX_LEN (512) sectors, and both may fail a set or a split clear
- *    when the table is full. The 6.12 code ignores a non-zero shift when
+ *    when the table is full. The old code stores a range longer than
+ *    BB_MAX_LEN out of order (smr_bb_set()). The 6.12 code ignores a non-zero shift when
  *    rounding, so we keep shift 0 and count in 512-byte sectors.
  *  - badblocks_check() reads under the seqlock only (no lock, no sleep):
  *    map() may call it. set and clear take the write side with
@@ -38,14 +39,31 @@ static const char *smr_fault_dev(struct smr_faults *f)
 
 /* ---------------------------------------------- badblocks compatibility */
 
-/* 0, or -ENOSPC: the table is full (part of the range may be set). */
+/*
+ * 0, or -ENOSPC: the table is full (part of the range may be set).
+ *
+ * In pieces of at most BB_MAX_LEN sectors, in ascending order: 6.1's
+ * badblocks_set() (the code before the 6.7 rewrite) inserts the pieces of
+ * a longer range each at the same index, so they end up in descending
+ * order, and its binary search then misses some of them. One piece at a
+ * time, each either merges with the one before or goes just after it.
+ */
 static int smr_bb_set(struct badblocks *bb, sector_t s, sector_t n)
 {
+	while (n) {
+		sector_t step = min_t(sector_t, n, BB_MAX_LEN);
+
 #ifdef HAVE_BADBLOCKS_BOOL
-	return badblocks_set(bb, s, n, 1) ? 0 : -ENOSPC;
+		if (!badblocks_set(bb, s, step, 1))
+			return -ENOSPC;
 #else
-	return badblocks_set(bb, s, n, 1) ? -ENOSPC : 0;
+		if (badblocks_set(bb, s, step, 1))
+			return -ENOSPC;
 #endif
+		s += step;
+		n -= step;
+	}
+	return 0;
 }
 
 /* 0, or -ENOSPC: splitting an entry needed a slot the table lacks. */
@@ -96,8 +114,11 @@ static void smr_faults_delay_work(struct work_struct *work);
 int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
 		    int (*remap)(struct dm_target *ti, struct bio *bio))
 {
+	dev_t devt;
+
 	f->ti = ti;
 	f->remap = remap;
+	smr_genl_dev_name(ti, f->name, &devt);
 	mutex_init(&f->msg_lock);
 	spin_lock_init(&f->lock);
 	bio_list_init(&f->delayed);
@@ -151,7 +172,7 @@ static struct smr_fault_bio *smr_fault_bio(struct smr_faults *f,
 static void smr_faults_fire(struct smr_faults *f, enum smr_fault_kind kind,
 			    sector_t s, u32 n, bool write)
 {
-	smr_fault_trace(smr_fault_dev(f), kind, s, n, write);
+	smr_fault_trace(f->name, kind, s, n, write);
 }
 
 void smr_faults_note(struct smr_faults *f, enum smr_fault_kind kind,
@@ -533,6 +554,12 @@ static int smr_transient_message(struct smr_faults *f, unsigned int argc,
 		f->tr_ppm = ppm;
 		f->tr_seed = seed;
 		prandom_seed_state(&f->tr_rnd, seed);
+		/*
+		 * prandom_seed_state() does not mix: with a small seed the
+		 * first draws are poor. Run it in, as prandom_warmup() does.
+		 */
+		for (n = 0; n < 10; n++)
+			prandom_u32_state(&f->tr_rnd);
 		f->tr_mode = SMR_TRANSIENT_PROB;
 		spin_unlock_irq(&f->lock);
 		return 0;
@@ -642,17 +669,24 @@ int smr_faults_message(struct smr_faults *f, unsigned int argc, char **argv,
 
 /* ------------------------------------------------------------ status --- */
 
+void smr_faults_counts(struct smr_faults *f, struct smr_fault_counts *c)
+{
+	c->bad_reads = atomic64_read(&f->stats.bad_reads);
+	c->bad_writes = atomic64_read(&f->stats.bad_writes);
+	c->remaps = atomic64_read(&f->stats.remaps);
+	c->transient = atomic64_read(&f->stats.transient);
+	c->delayed = atomic64_read(&f->stats.delayed);
+}
+
 void smr_faults_status(struct smr_faults *f, char *result, unsigned int maxlen,
 		       unsigned int *szp)
 {
+	struct smr_fault_counts c;
 	unsigned int sz = *szp;
 
-	DMEMIT(" %llu %llu %llu %llu %llu",
-	       (u64)atomic64_read(&f->stats.bad_reads),
-	       (u64)atomic64_read(&f->stats.bad_writes),
-	       (u64)atomic64_read(&f->stats.remaps),
-	       (u64)atomic64_read(&f->stats.transient),
-	       (u64)atomic64_read(&f->stats.delayed));
+	smr_faults_counts(f, &c);
+	DMEMIT(" %llu %llu %llu %llu %llu", c.bad_reads, c.bad_writes,
+	       c.remaps, c.transient, c.delayed);
 	*szp = sz;
 }
 

@@ -23,6 +23,7 @@
 #include <linux/badblocks.h>
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
+#include <linux/dm-ioctl.h>
 #include <linux/mutex.h>
 #include <linux/prandom.h>
 #include <linux/spinlock.h>
@@ -74,6 +75,11 @@ struct smr_fault_stats {
 	atomic64_t delayed;	/* I/Os held by a delay */
 };
 
+/* A snapshot of the counters, for the netlink dumps. */
+struct smr_fault_counts {
+	u64 bad_reads, bad_writes, remaps, transient, delayed;
+};
+
 enum smr_transient_mode {
 	SMR_TRANSIENT_OFF,
 	SMR_TRANSIENT_NEXT,	/* the next tr_left I/Os fail */
@@ -82,6 +88,7 @@ enum smr_transient_mode {
 
 struct smr_faults {
 	struct dm_target *ti;
+	char name[DM_NAME_LEN];		/* the dm name, for the trace event */
 	int (*remap)(struct dm_target *ti, struct bio *bio);
 	struct mutex msg_lock;		/* one message at a time */
 
@@ -138,6 +145,7 @@ int smr_faults_message(struct smr_faults *f, unsigned int argc, char **argv,
 void smr_faults_status(struct smr_faults *f, char *result, unsigned int maxlen,
 		       unsigned int *szp);
 void smr_faults_clear_stats(struct smr_faults *f);
+void smr_faults_counts(struct smr_faults *f, struct smr_fault_counts *c);
 
 /* Count and trace a fault the target itself fired (a cleaning timeout). */
 void smr_faults_note(struct smr_faults *f, enum smr_fault_kind kind,
