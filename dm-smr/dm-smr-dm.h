@@ -10,7 +10,8 @@
  *                        (fifo list, greedy heap, cost-benefit buckets);
  *                        occupancy levels
  *   dm-smr-dm-clean.c    the cleaner: when to clean, giving way to host
- *                        I/O, the policies that pick a band
+ *                        I/O, the policies that pick a band; writes that
+ *                        wait for it too long (clean_timeout_ms)
  *   dm-smr-dm-rewrite.c  band read-modify-write through the spare band,
  *                        crash recovery when the state is loaded
  *   dm-smr-dm-md.c       what drive-managed mode puts in metadata blocks
@@ -342,10 +343,12 @@ extern const struct smr_clean_policy smr_clean_policies[];
 int smr_dm_parse_policy(const char *s, u64 *v);
 void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay);
 void smr_dm_clean_work(struct work_struct *work);
+void smr_dm_arm_park_timeout(struct smr_target *sc);
+void smr_dm_timed_out(struct smr_target *sc, struct bio *bio);
+void smr_dm_park_work(struct work_struct *work);
 
 /* Defined in dm-smr-dm-rewrite.c */
 void smr_dm_release_parked(struct smr_target *sc);
-void smr_dm_arm_park_timeout(struct smr_target *sc);
 int smr_dm_clean_band(struct smr_target *sc, u32 band,
 		      enum smr_clean_reason reason, u64 pick_ns);
 int smr_dm_load(struct smr_target *sc);
