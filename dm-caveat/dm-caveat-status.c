@@ -123,6 +123,7 @@ void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
 	s->dnor = sc->dnor;
 	s->unshingled = sc->unshingled;
 	s->st = st;
+	smr_faults_counts(&sc->faults, &s->faults);
 	s->model_busy_ms = s->model_lag_ms = 0;
 	if (sc->tm) {
 		struct smr_tm_stats ts;

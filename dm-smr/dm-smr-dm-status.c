@@ -38,6 +38,7 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
 	s->mem_bytes = sc->mem_bytes + dm->index_bytes;
 	s->model_clean_ms = div_u64(dm->tm_clean_ns, NSEC_PER_MSEC);
 	s->clean_timeouts = st.clean_timeouts;
+	smr_faults_counts(&sc->faults, &s->faults);
 	spin_unlock_irq(&sc->lock);
 	if (sc->tm) {
 		struct smr_tm_stats ts;

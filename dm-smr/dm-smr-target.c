@@ -146,6 +146,7 @@ static int smr_check_geometry(struct smr_target *sc)
 static void smr_hm_counters(struct smr_target *sc, struct smr_hm_snap *s)
 {
 	smr_hm_snapshot(smr_zones_of(sc), s);
+	smr_faults_counts(&sc->faults, &s->faults);
 }
 
 /* What the netlink dump reads (dm-smr-nl.c calls no engine itself). */

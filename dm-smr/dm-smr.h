@@ -215,6 +215,8 @@ struct smr_hm_snap {
 	    opens, closes, imp_closes, wp_errors, errors, commits, mem_bytes;
 	/* The timing model's figures (0 without it), in ms. */
 	u64 model_busy_ms, model_lag_ms;
+	/* The table's media fault counters (the netlink dump only). */
+	struct smr_fault_counts faults;
 };
 
 /* The drive-managed status fields; see the comment above smr_dm_status(). */
@@ -243,6 +245,7 @@ struct smr_dm_snap {
 	u64 commits, errors, mem_bytes;
 	/* The timing model's figures (0 without it), in ms. */
 	u64 model_busy_ms, model_clean_ms, model_lag_ms;
+	struct smr_fault_counts faults;
 	u64 clean_timeouts;
 };
 
