@@ -53,7 +53,7 @@ CN=t_${TID}_cv
 dm_create "$CN" "0 $((2048 * 8)) caveat $cback 16 4" || bail "cannot create the caveat device"
 # Caveat with a damage range of 2.2 Mi blocks (more than 64 chunks of
 # 2^15): block 0's write is mapped in steps, and damages block 100.
-bback=$(new_big_backing 2) || bail "no backing device"
+bback=$(new_big_backing 3) || bail "no backing device"
 BN=t_${TID}_cvbig
 dm_create "$BN" "0 4194304 caveat $bback 2200000 0 2 block_size 512" ||
 	bail "cannot create the large-DID caveat device"
