@@ -41,4 +41,36 @@ TRACE_EVENT(event,							\
 		  __entry->gen, __entry->err, __entry->ns / 1000)	\
 )
 
+/*
+ * A media fault fired (smr-faults.h): @kind is enum smr_fault_kind, on
+ * the host I/O at @sector (device sectors), @nsect long.
+ */
+#define SMR_TRACE_FAULT(event)						\
+TRACE_EVENT(event,							\
+	TP_PROTO(const char *dev, int kind, u64 sector, u32 nsect,	\
+		 bool write),						\
+	TP_ARGS(dev, kind, sector, nsect, write),			\
+	TP_STRUCT__entry(						\
+		SMR_TP_DEV						\
+		__field(int, kind)					\
+		__field(u64, sector)					\
+		__field(u32, nsect)					\
+		__field(bool, write)					\
+	),								\
+	TP_fast_assign(							\
+		SMR_TP_ASSIGN_DEV;					\
+		__entry->kind = kind;					\
+		__entry->sector = sector;				\
+		__entry->nsect = nsect;					\
+		__entry->write = write;					\
+	),								\
+	TP_printk("%s %s %s sector=%llu nsect=%u", __entry->dev,	\
+		  __print_symbolic(__entry->kind,			\
+				   { 0, "bad_read" }, { 1, "bad_write" }, \
+				   { 2, "remap" }, { 3, "transient" },	\
+				   { 4, "delay" }, { 5, "clean_timeout" }), \
+		  __entry->write ? "write" : "read",			\
+		  __entry->sector, __entry->nsect)			\
+)
+
 #endif /* SMR_TRACE_COMMON_H */

@@ -3,8 +3,9 @@
  * The foundations dm-caveat shares with dm-smr, compiled into this module
  * from common/: the crash-safe metadata store and superblock steps,
  * table-argument parsing, the generic netlink event scaffolding and the
- * timing model, and the claim
- * that keeps one emulated drive per backing device.
+ * timing model, the claim that keeps one emulated drive per backing
+ * device, and the media faults (each module traces them in its own
+ * trace system).
  * One source for both modules, tested by both suites; no third module to
  * load first and no exported symbols.
  */
@@ -15,3 +16,7 @@
 #include "smr-genl.c"
 #include "smr-timing.c"
 #include "smr-claim.c"
+
+#include "dm-caveat-trace.h"
+#define smr_fault_trace trace_cv_fault
+#include "smr-faults.c"

@@ -641,7 +641,8 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
 	return DM_MAPIO_REMAPPED;
 }
 
-int cv_map(struct dm_target *ti, struct bio *bio)
+/* map() after the media faults (and the delayed bios they release). */
+int cv_map_bio(struct dm_target *ti, struct bio *bio)
 {
 	struct cv_target *sc = ti->private;
 	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
@@ -674,6 +675,18 @@ int cv_map(struct dm_target *ti, struct bio *bio)
 	default:
 		return DM_MAPIO_KILL;
 	}
+}
+
+int cv_map(struct dm_target *ti, struct bio *bio)
+{
+	struct cv_target *sc = ti->private;
+	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+	int r;
+
+	/* cv_end_io() looks at it for a bio a fault ended too. */
+	io->kind = CV_IO_NONE;
+	r = smr_faults_map(&sc->faults, bio);
+	return r == SMR_FAULT_PASS ? cv_map_bio(ti, bio) : r;
 }
 
 /* Zero mode, a read that touched damaged blocks: zero them. */

@@ -89,6 +89,11 @@ static int cv_nl_put_stats(struct sk_buff *skb, struct cv_nl_dev *d)
 	v[15] = s.model_busy_ms;
 	v[16] = s.model_lag_ms;
 	v[17] = s.st.cached_writes;
+	v[18] = s.faults.bad_reads;
+	v[19] = s.faults.bad_writes;
+	v[20] = s.faults.remaps;
+	v[21] = s.faults.transient;
+	v[22] = s.faults.delayed;
 	BUILD_BUG_ON(ARRAY_SIZE(v) != CV_S_MAX - CV_S_NR_BLOCKS + 1);
 
 	nest = nla_nest_start(skb, CV_A_STATS);

@@ -13,6 +13,8 @@
 #include <linux/list.h>
 #include <linux/types.h>
 
+#include "smr-faults.h"
+
 /*
  * A target's counters (cv_target.stats, under its lock); "dmsetup status"
  * and the dump report them. Here, so that the family reads them without
@@ -36,6 +38,7 @@ struct cv_nl_snap {
 	struct cv_stats st;
 	u64 valid_blocks, mem_bytes;
 	u64 model_busy_ms, model_lag_ms;	/* the timing model's, 0 without */
+	struct smr_fault_counts faults;
 };
 
 /*

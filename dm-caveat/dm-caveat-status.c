@@ -24,7 +24,8 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  *   <writes> <damaging_writes> <damaged_blocks> <live_damage_writes>
  *   <live_damaged_blocks> <damaged_reads> <valid_blocks> <commits>
  *   <mem_bytes> <journal_writes> <model_busy_ms> <model_lag_ms>
- *   <cached_writes>
+ *   <cached_writes> <bad_read_errors> <bad_write_errors> <bad_remaps>
+ *   <transient_errors> <delayed_ios>
  *
  * Counters since creation or the last clear_stats message: writes are
  * write bios; damaging_writes those whose damage range (after clipping)
@@ -41,7 +42,8 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  * model_lag_ms are the timing model's (smr-timing.h), 0 without it: the
  * modelled busy time, and how far the backing device fell behind it.
  * cached_writes counts the writes the write cache completed before their
- * home write (last: it came after the timing fields).
+ * home write (last: it came after the timing fields). The last five
+ * count the media faults this table fired (smr-faults.h, added last).
  */
 void cv_status(struct dm_target *ti, status_type_t type,
 		      unsigned int status_flags, char *result,
@@ -69,6 +71,7 @@ void cv_status(struct dm_target *ti, status_type_t type,
 		       st.damaged_reads, valid, st.commits, mem,
 		       st.journal_writes, div_u64(ts.busy_ns, NSEC_PER_MSEC),
 		       div_u64(ts.lag_ns, NSEC_PER_MSEC), st.cached_writes);
+		smr_faults_status(&sc->faults, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_TABLE:
 		/* "format" is not printed back: reloading must not format. */
@@ -120,6 +123,7 @@ void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
 	s->dnor = sc->dnor;
 	s->unshingled = sc->unshingled;
 	s->st = st;
+	smr_faults_counts(&sc->faults, &s->faults);
 	s->model_busy_ms = s->model_lag_ms = 0;
 	if (sc->tm) {
 		struct smr_tm_stats ts;
@@ -139,6 +143,7 @@ void cv_nl_clear_stats(struct cv_nl_dev *d)
 	spin_unlock_irq(&sc->lock);
 	if (sc->tm)
 		smr_tm_clear_stats(sc->tm);
+	smr_faults_clear_stats(&sc->faults);
 }
 
 /*
@@ -227,6 +232,8 @@ int cv_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       sc->unshingled);
 		return 1;
 	}
+	if (smr_faults_is_message(argv[0]))
+		return smr_faults_message(&sc->faults, argc, argv, result, maxlen);
 	if (!strcasecmp(argv[0], "dump"))
 		return cv_msg_dump(sc, argc, argv, result, maxlen);
 	if (!strcasecmp(argv[0], "query")) {
@@ -250,7 +257,7 @@ int cv_message(struct dm_target *ti, unsigned int argc, char **argv,
 		cv_nl_clear_stats(&sc->nl);
 		return 0;
 	}
-	DMERR("%s: unrecognised message '%s' (modsense, dump, query, clear_stats)",
+	DMERR("%s: unrecognised message '%s' (modsense, dump, query, clear_stats, badblocks, transient, delay, faults)",
 	      cv_name(sc), argv[0]);
 	return -EINVAL;
 usage:

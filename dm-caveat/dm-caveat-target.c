@@ -143,6 +143,7 @@ static void cv_free(struct cv_target *sc)
 	smr_claim_release(&sc->claim);
 	if (sc->dev)
 		dm_put_device(sc->ti, sc->dev);
+	smr_faults_exit(&sc->faults);
 	kfree(sc);
 }
 
@@ -158,6 +159,11 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (IS_ERR(sc))
 		return PTR_ERR(sc);
 	sc->ti = ti;
+	ret = smr_faults_init(&sc->faults, ti, cv_map_bio);
+	if (ret) {
+		ti->error = "Cannot allocate the media fault state";
+		goto bad;
+	}
 	/*
 	 * Named from the start: the format's commits are traced too, and the
 	 * netlink registry (cv_nl_register()) lists it by this name.
@@ -276,6 +282,7 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->num_flush_bios = 1;
 	ti->flush_supported = true;
 	ti->per_io_data_size = sizeof(struct cv_io);
+	smr_faults_per_io(ti);
 	cv_nl_register(&sc->nl, ti);
 	return 0;
 
@@ -330,6 +337,7 @@ static void cv_presuspend(struct dm_target *ti)
 {
 	struct cv_target *sc = ti->private;
 
+	smr_faults_presuspend(&sc->faults);
 	if (sc->tm)
 		smr_tm_set_quiet(sc->tm, true);
 }
@@ -338,6 +346,7 @@ static void cv_resume(struct dm_target *ti)
 {
 	struct cv_target *sc = ti->private;
 
+	smr_faults_resume(&sc->faults);
 	if (sc->tm)
 		smr_tm_set_quiet(sc->tm, false);
 }

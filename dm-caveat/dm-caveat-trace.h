@@ -85,6 +85,9 @@ TRACE_EVENT(cv_damaged_read,
 
 SMR_TRACE_MD_COMMIT(cv_md_commit);
 
+/* A media fault fired (common/smr-faults.h, docs/tracing.md). */
+SMR_TRACE_FAULT(cv_fault);
+
 /*
  * A damage journal block was written (FUA): @records damages, the last
  * stamped @stamp, at ring block @block; the writes waiting for them are

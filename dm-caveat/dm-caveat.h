@@ -86,6 +86,7 @@
 #include "smr-args.h"
 #include "smr-genl.h"
 #include "smr-claim.h"
+#include "smr-faults.h"
 #include "dm-caveat-nl.h"
 
 #define DM_MSG_PREFIX "caveat"
@@ -245,6 +246,8 @@ struct cv_target {
 	struct page *scramble_page;
 	/* The timing model (smr-timing.h); NULL when off. */
 	struct smr_tm *tm;
+	/* Media faults of this table (smr-faults.h). */
+	struct smr_faults faults;
 
 	struct cv_nl_dev nl;		/* dm-caveat-nl.c registry and events */
 };
@@ -370,6 +373,7 @@ int cv_jr_replay(struct cv_target *sc);
 
 /* Functions defined in dm-caveat-io.c */
 int cv_map(struct dm_target *ti, struct bio *bio);
+int cv_map_bio(struct dm_target *ti, struct bio *bio);
 int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void cv_work(struct work_struct *work);
 void cv_nomem_work(struct work_struct *work);

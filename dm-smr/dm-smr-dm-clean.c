@@ -5,12 +5,14 @@
  * background after idle_ms without host I/O), when background cleaning
  * gives way to host I/O, and the policies that pick the band: one
  * struct smr_clean_policy each, in smr_clean_policies[]. Cleaning a band
- * is dm-smr-dm-rewrite.c's.
+ * is dm-smr-dm-rewrite.c's. And the writes that wait for it longer than
+ * clean_timeout_ms: they fail.
  */
 #include <linux/jiffies.h>
 #include <linux/sched.h>
 
 #include "dm-smr-dm.h"
+#include "dm-smr-trace.h"
 
 /* Run the cleaner @delay jiffies from now (sooner or later than planned). */
 void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay)
@@ -223,4 +225,68 @@ void smr_dm_clean_work(struct work_struct *work)
 	spin_unlock_irq(&sc->lock);
 	if (cleaned_idle)
 		smr_nl_idle_clean(sc, since);
+}
+
+/* ------------------------------------------------------------------ */
+/* Writes that wait for cleaning too long (clean_timeout_ms).          */
+/* ------------------------------------------------------------------ */
+
+/* A parked write that waited longer than clean_timeout_ms: fail it. */
+void smr_dm_timed_out(struct smr_target *sc, struct bio *bio)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+
+	if (io->wait_since_ns)
+		trace_smr_dm_write_waited(sc->label, sector, bio_sectors(bio),
+					  io->wait_why,
+					  ktime_get_ns() - io->wait_since_ns,
+					  -ETIMEDOUT);
+	smr_faults_note(&sc->faults, SMR_FAULT_CLEAN_TIMEOUT, sector,
+			bio_sectors(bio), true);
+	DMWARN_LIMIT("%s: write at sector %llu waited for cleaning over %u ms: failed",
+		     smr_dm_name(sc), (unsigned long long)sector,
+		     READ_ONCE(sc->dm->clean_timeout_ms));
+	bio->bi_status = BLK_STS_IOERR;
+	bio_endio(bio);
+}
+
+/*
+ * End the parked writes that have waited clean_timeout_ms, oldest first
+ * (the list is in parking order, near enough: a write released by a
+ * cleaning and parked again behind a newer one fails when it comes back
+ * from the next cleaning, or when the one ahead expires). Each is looked
+ * at once: no scan of the list with interrupts off.
+ */
+void smr_dm_park_work(struct work_struct *work)
+{
+	struct smr_dm *dm = container_of(to_delayed_work(work), struct smr_dm,
+					 park_dwork);
+	struct smr_target *sc = dm->sc;
+	struct bio_list late;
+	struct bio *bio;
+
+	bio_list_init(&late);
+	spin_lock_irq(&sc->lock);
+	while (dm->clean_timeout_ms && (bio = bio_list_peek(&dm->parked))) {
+		struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(*io));
+		unsigned long t = io->parked_at +
+			msecs_to_jiffies(dm->clean_timeout_ms);
+
+		if (time_before(jiffies, t)) {
+			queue_delayed_work(sc->faults.wq, &dm->park_dwork,
+					   t - jiffies);
+			break;
+		}
+		bio_list_add(&late, bio_list_pop(&dm->parked));
+		dm->stats.clean_timeouts++;
+	}
+	spin_unlock_irq(&sc->lock);
+	while ((bio = bio_list_pop(&late)))
+		smr_dm_timed_out(sc, bio);
+}
+
+void smr_dm_arm_park_timeout(struct smr_target *sc)
+{
+	mod_delayed_work(sc->faults.wq, &sc->dm->park_dwork, 0);
 }

@@ -37,6 +37,8 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
 	s->clean_ms_since_busy = dm->since_busy_ms;
 	s->mem_bytes = sc->mem_bytes + dm->index_bytes;
 	s->model_clean_ms = div_u64(dm->tm_clean_ns, NSEC_PER_MSEC);
+	s->clean_timeouts = st.clean_timeouts;
+	smr_faults_counts(&sc->faults, &s->faults);
 	spin_unlock_irq(&sc->lock);
 	if (sc->tm) {
 		struct smr_tm_stats ts;
@@ -77,13 +79,17 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
  *   <clean_ms_since_busy> <host_read_sectors> <host_write_sectors>
  *   <cache_write_sectors> <bypass_write_sectors> <wa> <state> <policy>
  *   <commits> <errors> <mem_bytes> <model_busy_ms> <model_clean_ms>
- *   <model_lag_ms>
+ *   <model_lag_ms> <bad_read_errors> <bad_write_errors> <bad_remaps>
+ *   <transient_errors> <delayed_ios> <clean_timeouts>
  *
  * Cache figures count 4 KiB slots; used slots include superseded copies.
  * wa is (cache + bypass + cleaning writes) / host writes, as "N.NNN".
  * The model_* fields are the timing model's (smr-timing.h), 0 without it:
  * modelled busy time, the part of it that was cleaning, and how far the
- * backing device fell behind the model.
+ * backing device fell behind the model. Then the media fault counters
+ * (smr-faults.h) and clean_timeouts, the writes failed for waiting for
+ * cache space longer than clean_timeout_ms: added last, so parsers of the
+ * older line still work.
  * docs/dm-smr.rst describes every field.
  */
 void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
@@ -109,6 +115,8 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 		       smr_state_names[s.state], smr_clean_policies[s.policy].name,
 		       s.commits, s.errors, s.mem_bytes, s.model_busy_ms,
 		       s.model_clean_ms, s.model_lag_ms);
+		smr_faults_status(&sc->faults, result, maxlen, &sz);
+		DMEMIT(" %llu", s.clean_timeouts);
 		break;
 	case STATUSTYPE_TABLE:
 		nopt = 2 * hweight32(dm->opt_mask);
@@ -123,14 +131,17 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 			DMEMIT(" policy %s", smr_clean_policies[READ_ONCE(dm->policy)].name);
 		if (dm->opt_mask & SMR_DM_OPT_BYPASS)
 			DMEMIT(" seq_bypass %s", dm->seq_bypass ? "on" : "off");
+		if (dm->opt_mask & SMR_DM_OPT_TIMEOUT)
+			DMEMIT(" clean_timeout_ms %u", READ_ONCE(dm->clean_timeout_ms));
 		smr_tm_emit(smr_tm_params_of(sc->tm), result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(sc->ti->type);
-		DMEMIT(",mode=drive-managed,band_sectors=%llu,cache_sectors=%llu,idle_ms=%u,policy=%s,seq_bypass=%s;",
+		DMEMIT(",mode=drive-managed,band_sectors=%llu,cache_sectors=%llu,idle_ms=%u,policy=%s,seq_bypass=%s,clean_timeout_ms=%u;",
 		       dm->band_sectors, dm->cache_sectors, dm->idle_ms,
 		       smr_clean_policies[READ_ONCE(dm->policy)].name,
-		       dm->seq_bypass ? "on" : "off");
+		       dm->seq_bypass ? "on" : "off",
+		       READ_ONCE(dm->clean_timeout_ms));
 		break;
 	}
 }
@@ -141,6 +152,7 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
  *   clean_stop      end a manual cleaning after the current band and
  *                   restart the idle timer
  *   policy <name>   fifo | greedy | cost-benefit
+ *   clean_timeout <ms>  fail writes parked for cache space this long (0: off)
  *   clear_stats
  */
 int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
@@ -178,6 +190,20 @@ int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
 		dm->policy = p;
 		dm->opt_mask |= SMR_DM_OPT_POLICY;
 		spin_unlock_irq(&sc->lock);
+		return 0;
+	}
+	if (argc == 2 && !strcasecmp(argv[0], "clean_timeout")) {
+		if (smr_parse_u64(argv[1], &p) || p > SMR_DM_MAX_IDLE_MS) {
+			DMERR("%s: clean_timeout must be a number of ms from 0 to %u, not '%s'",
+			      smr_dm_name(sc), SMR_DM_MAX_IDLE_MS, argv[1]);
+			return -EINVAL;
+		}
+		spin_lock_irq(&sc->lock);
+		dm->clean_timeout_ms = p;
+		dm->opt_mask |= SMR_DM_OPT_TIMEOUT;
+		spin_unlock_irq(&sc->lock);
+		/* Writes parked already: their time counts from when they parked. */
+		smr_dm_arm_park_timeout(sc);
 		return 0;
 	}
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {

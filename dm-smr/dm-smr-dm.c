@@ -19,6 +19,8 @@
  *                         1000; 0 = never clean in the background)
  *   policy <name>         fifo | greedy | cost-benefit (default fifo)
  *   seq_bypass on|off     sequential writes go straight to their band
+ *   clean_timeout_ms <n>  a write waiting for cache space (foreground
+ *                         cleaning) this long fails (default 0: never)
  *   format                initialise the backing device (destroys data)
  *
  * Backing device layout: superblock and metadata table, the cache (a log
@@ -83,16 +85,24 @@ static int smr_dm_read(struct smr_target *sc, struct bio *bio,
 
 static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map);
 
+void smr_dm_io_reset(struct bio *bio)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+
+	io->kind = SMR_IO_NONE;
+	io->indexed = false;
+	io->parked = false;
+	io->wait_since_ns = 0;
+	io->tm.end = 0;
+}
+
 int smr_dm_map(struct smr_target *sc, struct bio *bio)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	unsigned long now = jiffies;
 
-	io->kind = SMR_IO_NONE;
-	io->indexed = false;
-	io->wait_since_ns = 0;
-	io->tm.end = 0;
+	smr_dm_io_reset(bio);
 	if (READ_ONCE(dm->last_io) != now)
 		WRITE_ONCE(dm->last_io, now);
 
@@ -217,11 +227,30 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	}
 
 	if (!bio_list_empty(&dm->parked) || smr_slot_alloc(dm, n, &slot)) {
+		u32 limit = dm->clean_timeout_ms;
+		bool arm = false;
+
+		if (limit && io->parked &&
+		    time_after_eq(jiffies, io->parked_at + msecs_to_jiffies(limit))) {
+			/* Back from a cleaning, and waited too long already. */
+			dm->stats.clean_timeouts++;
+			spin_unlock_irq(&sc->lock);
+			smr_dm_timed_out(sc, bio);
+			return DM_MAPIO_SUBMITTED;
+		}
+		if (!io->parked) {
+			io->parked = true;
+			io->parked_at = jiffies;
+			arm = limit;
+		}
 		/* Cache full: wait for a foreground cleaning, in order. */
 		smr_dm_wait_begin(io, SMR_TRACE_WAIT_CACHE);
 		bio_list_add(&dm->parked, bio);
 		dm->fg_wanted = true;
 		spin_unlock_irq(&sc->lock);
+		if (arm)
+			queue_delayed_work(sc->faults.wq, &dm->park_dwork,
+					   msecs_to_jiffies(limit));
 		smr_dm_kick_cleaner(dm, 0);
 		return DM_MAPIO_SUBMITTED;
 	}
@@ -421,6 +450,7 @@ void smr_dm_postsuspend(struct smr_target *sc)
 	dm->stop = true;
 	spin_unlock_irq(&sc->lock);
 	cancel_delayed_work_sync(&dm->clean_dwork);
+	cancel_delayed_work_sync(&dm->park_dwork);
 	flush_workqueue(sc->wq);
 	/*
 	 * A failed commit keeps its blocks dirty (smr_md_commit()): the
@@ -454,12 +484,14 @@ static const struct smr_opt smr_dm_opts[] = {
 	{ .name = "seq_bypass", .words = smr_dm_onoff,
 	  .bad = "seq_bypass must be on or off" },
 	{ .name = "format", .flag = true },
+	{ .name = "clean_timeout_ms", .max = SMR_DM_MAX_IDLE_MS,
+	  .bad = "clean_timeout_ms must be a number from 0 to 3600000" },
 };
 
 static const struct smr_opt_table smr_dm_opt_table = {
 	.opts = smr_dm_opts,
 	.nr = ARRAY_SIZE(smr_dm_opts),
-	.count_error = "Invalid number of optional arguments (at most 9)",
+	.count_error = "Invalid number of optional arguments (at most 11)",
 	.unknown_error = "Unknown optional argument",
 	.timing = true,
 };
@@ -484,6 +516,8 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 		dm->policy = v[2];
 	if (given & SMR_DM_OPT_BYPASS)
 		dm->seq_bypass = v[3];
+	if (given & SMR_DM_OPT_TIMEOUT)
+		dm->clean_timeout_ms = v[5];
 	sc->format = given & SMR_DM_OPT_FORMAT;
 	return smr_tm_parse(as, SMR_TM_KEYS_ALL, tp, &sc->ti->error);
 }
@@ -596,6 +630,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	sc->dm = dm;
 	dm->sc = sc;
 	INIT_DELAYED_WORK(&dm->nomem_dwork, smr_dm_nomem_work);	/* smr_dm_free() */
+	INIT_DELAYED_WORK(&dm->park_dwork, smr_dm_park_work);
 	if (bdev_is_zoned(sc->bdev)) {
 		ti->error = "drive-managed mode needs a backing device that is not zoned";
 		return -EINVAL;
@@ -712,6 +747,7 @@ void smr_dm_free(struct smr_target *sc)
 		cancel_delayed_work_sync(&dm->clean_dwork);
 		destroy_workqueue(dm->clean_wq);
 	}
+	cancel_delayed_work_sync(&dm->park_dwork);
 	/* After the cleaner, which charges it. */
 	smr_tm_destroy(sc->tm);
 	sc->tm = NULL;

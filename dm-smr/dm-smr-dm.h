@@ -10,7 +10,8 @@
  *                        (fifo list, greedy heap, cost-benefit buckets);
  *                        occupancy levels
  *   dm-smr-dm-clean.c    the cleaner: when to clean, giving way to host
- *                        I/O, the policies that pick a band
+ *                        I/O, the policies that pick a band; writes that
+ *                        wait for it too long (clean_timeout_ms)
  *   dm-smr-dm-rewrite.c  band read-modify-write through the spare band,
  *                        crash recovery when the state is loaded
  *   dm-smr-dm-md.c       what drive-managed mode puts in metadata blocks
@@ -65,6 +66,7 @@ enum {
 	SMR_DM_OPT_POLICY = 1 << 2,
 	SMR_DM_OPT_BYPASS = 1 << 3,
 	SMR_DM_OPT_FORMAT = 1 << 4,
+	SMR_DM_OPT_TIMEOUT = 1 << 5,
 };
 
 /* A run of cached blocks of one band: 8 bytes. */
@@ -126,6 +128,7 @@ struct smr_dm_stats {
 	u64 cache_write_sectors;
 	u64 bypass_write_sectors;
 	u64 discard_sectors;
+	u64 clean_timeouts;	/* writes failed for waiting too long */
 };
 
 struct smr_dm {
@@ -142,6 +145,13 @@ struct smr_dm {
 	sector_t spare_start;
 	sector_t bands_start;
 	u32 idle_ms;
+	/*
+	 * A write parked for cache space fails after this long (0: never),
+	 * as drive-managed disks under heavy cleaning time out (the IDNF
+	 * write errors reported of WD Red SMR disks). park_dwork ends them.
+	 */
+	u32 clean_timeout_ms;
+	struct delayed_work park_dwork;
 	u8 policy;
 	bool seq_bypass;
 	unsigned int opt_mask;
@@ -224,6 +234,9 @@ struct smr_dm_io {
 	/* A write that waited (smr_dm_write_waited tracepoint, when on). */
 	u8 wait_why;
 	u64 wait_since_ns;
+	/* Parked for cache space since @parked_at (clean_timeout_ms). */
+	bool parked;
+	unsigned long parked_at;
 	struct smr_tm_bio tm;	/* with the timing model: its modelled end */
 };
 
@@ -330,6 +343,9 @@ extern const struct smr_clean_policy smr_clean_policies[];
 int smr_dm_parse_policy(const char *s, u64 *v);
 void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay);
 void smr_dm_clean_work(struct work_struct *work);
+void smr_dm_arm_park_timeout(struct smr_target *sc);
+void smr_dm_timed_out(struct smr_target *sc, struct bio *bio);
+void smr_dm_park_work(struct work_struct *work);
 
 /* Defined in dm-smr-dm-rewrite.c */
 void smr_dm_release_parked(struct smr_target *sc);

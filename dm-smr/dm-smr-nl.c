@@ -126,6 +126,11 @@ static int smr_nl_put_hm(struct sk_buff *skb, struct smr_nl_dev *d)
 	v[SMR_HM_MEM_BYTES - SMR_HM_NR_ZONES] = s.mem_bytes;
 	v[SMR_HM_MODEL_BUSY_MS - SMR_HM_NR_ZONES] = s.model_busy_ms;
 	v[SMR_HM_MODEL_LAG_MS - SMR_HM_NR_ZONES] = s.model_lag_ms;
+	v[SMR_HM_BAD_READ_ERRORS - SMR_HM_NR_ZONES] = s.faults.bad_reads;
+	v[SMR_HM_BAD_WRITE_ERRORS - SMR_HM_NR_ZONES] = s.faults.bad_writes;
+	v[SMR_HM_BAD_REMAPS - SMR_HM_NR_ZONES] = s.faults.remaps;
+	v[SMR_HM_TRANSIENT_ERRORS - SMR_HM_NR_ZONES] = s.faults.transient;
+	v[SMR_HM_DELAYED_IOS - SMR_HM_NR_ZONES] = s.faults.delayed;
 	return smr_nl_put_u64s(skb, SMR_A_HM_STATS, v, ARRAY_SIZE(v),
 			       SMR_HM_NR_ZONES, SMR_HM_PAD);
 }
@@ -168,6 +173,12 @@ static int smr_nl_put_dm(struct sk_buff *skb, struct smr_nl_dev *d)
 	*p++ = s.model_busy_ms;
 	*p++ = s.model_clean_ms;
 	*p++ = s.model_lag_ms;
+	*p++ = s.faults.bad_reads;
+	*p++ = s.faults.bad_writes;
+	*p++ = s.faults.remaps;
+	*p++ = s.faults.transient;
+	*p++ = s.faults.delayed;
+	*p++ = s.clean_timeouts;
 	BUILD_BUG_ON(SMR_DM_MAX - SMR_DM_NR_BANDS + 1 != ARRAY_SIZE(v));
 	return smr_nl_put_u64s(skb, SMR_A_DM_STATS, v, ARRAY_SIZE(v),
 			       SMR_DM_NR_BANDS, SMR_DM_PAD);

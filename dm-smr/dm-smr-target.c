@@ -146,6 +146,7 @@ static int smr_check_geometry(struct smr_target *sc)
 static void smr_hm_counters(struct smr_target *sc, struct smr_hm_snap *s)
 {
 	smr_hm_snapshot(smr_zones_of(sc), s);
+	smr_faults_counts(&sc->faults, &s->faults);
 }
 
 /* What the netlink dump reads (dm-smr-nl.c calls no engine itself). */
@@ -171,8 +172,11 @@ static void smr_free(struct smr_target *sc)
 	smr_claim_release(&sc->claim);
 	if (sc->dev)
 		dm_put_device(sc->ti, sc->dev);
+	smr_faults_exit(&sc->faults);
 	kfree(sc);
 }
+
+static int smr_map_bio(struct dm_target *ti, struct bio *bio);
 
 static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -195,6 +199,11 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	strscpy(sc->label, dmname, sizeof(sc->label));
 	spin_lock_init(&sc->lock);
 	INIT_LIST_HEAD(&sc->table_node);
+	ret = smr_faults_init(&sc->faults, ti, smr_map_bio);
+	if (ret) {
+		ti->error = "Cannot allocate the media fault state";
+		goto bad;
+	}
 
 	ret = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
 			    &sc->dev);
@@ -222,6 +231,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ret = smr_dm_ctr(sc, &as);
 		if (ret)
 			goto bad;
+		smr_faults_per_io(ti);
 		ti->private = sc;
 		smr_nl_register(sc, smr_zones_of(sc), &smr_nl_counters);
 		return 0;
@@ -267,6 +277,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->flush_supported = true;
 	/* The zoned device appends natively: dm passes zone appends on. */
 	ti->emulate_zone_append = false;
+	smr_faults_per_io(ti);
 	smr_nl_register(sc, smr_zones_of(sc), &smr_nl_counters);
 	return 0;
 
@@ -297,7 +308,8 @@ static void smr_dtr(struct dm_target *ti)
 	smr_free(sc);
 }
 
-static int smr_map(struct dm_target *ti, struct bio *bio)
+/* map() after the media faults (and the delayed bios they release). */
+static int smr_map_bio(struct dm_target *ti, struct bio *bio)
 {
 	struct smr_target *sc = ti->private;
 
@@ -308,6 +320,18 @@ static int smr_map(struct dm_target *ti, struct bio *bio)
 	if (bio_sectors(bio) || op_is_zone_mgmt(bio_op(bio)))
 		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 	return DM_MAPIO_REMAPPED;
+}
+
+static int smr_map(struct dm_target *ti, struct bio *bio)
+{
+	struct smr_target *sc = ti->private;
+	int r;
+
+	/* smr_dm_end_io() looks at it for a bio a fault ended too. */
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+		smr_dm_io_reset(bio);
+	r = smr_faults_map(&sc->faults, bio);
+	return r == SMR_FAULT_PASS ? smr_map_bio(ti, bio) : r;
 }
 
 static int smr_end_io(struct dm_target *ti, struct bio *bio,
@@ -348,6 +372,7 @@ static void smr_presuspend(struct dm_target *ti)
 {
 	struct smr_target *sc = smr_zones_of(ti->private);
 
+	smr_faults_presuspend(&((struct smr_target *)ti->private)->faults);
 	if (sc->tm)
 		smr_tm_set_quiet(sc->tm, true);
 }
@@ -356,6 +381,7 @@ static void smr_presuspend_undo(struct dm_target *ti)
 {
 	struct smr_target *sc = smr_zones_of(ti->private);
 
+	smr_faults_resume(&((struct smr_target *)ti->private)->faults);
 	if (sc->tm)
 		smr_tm_set_quiet(sc->tm, false);
 }
@@ -376,6 +402,7 @@ static void smr_resume(struct dm_target *ti)
 {
 	struct smr_target *sc = ti->private;
 
+	smr_faults_resume(&sc->faults);
 	if (smr_zones_of(sc)->tm)
 		smr_tm_set_quiet(smr_zones_of(sc)->tm, false);
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
@@ -389,7 +416,8 @@ static void smr_resume(struct dm_target *ti)
  *   <full> <readonly> <offline> <writes> <write_sectors> <reads>
  *   <read_sectors> <resets> <finishes> <opens> <closes> <imp_closes>
  *   <wp_errors> <errors> <commits> <mem_bytes> <model_busy_ms>
- *   <model_lag_ms>
+ *   <model_lag_ms> <bad_read_errors> <bad_write_errors> <bad_remaps>
+ *   <transient_errors> <delayed_ios>
  *
  * counts of zones by condition, then counters since creation (or the last
  * clear_stats message): writes/reads are bios seen by the target,
@@ -397,7 +425,8 @@ static void smr_resume(struct dm_target *ti)
  * the zone capacity, errors every I/O the target failed, commits metadata
  * commits; mem_bytes is the memory the target holds for this device;
  * model_busy_ms and model_lag_ms are the timing model's (smr-timing.h), 0
- * without it.
+ * without it. The last five count the media faults this table fired
+ * (smr-faults.h; added last, so parsers of the older line still work).
  */
 static void smr_status(struct dm_target *ti, status_type_t type,
 		       unsigned int status_flags, char *result,
@@ -422,6 +451,7 @@ static void smr_status(struct dm_target *ti, status_type_t type,
 		       s.finishes, s.opens, s.closes, s.imp_closes,
 		       s.wp_errors, s.errors, s.commits, s.mem_bytes,
 		       s.model_busy_ms, s.model_lag_ms);
+		smr_faults_status(&sc->faults, result, maxlen, &sz);
 		break;
 
 	case STATUSTYPE_TABLE:
@@ -475,6 +505,8 @@ static int smr_msg_zone(struct smr_target *sc, const char *arg, u32 *zno)
  *   zone_info <zone_start_sector>
  *       prints "<type> <cond> <wp_sectors> <data_end_sectors>"
  *   clear_stats
+ *   badblocks ..., transient ..., delay ..., faults
+ *       media faults, either mode (common/smr-faults.c)
  */
 static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
@@ -484,6 +516,10 @@ static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 	u32 zno;
 	int ret;
 
+	if (argc && smr_faults_is_message(argv[0]))
+		return smr_faults_message(&sc->faults, argc, argv, result, maxlen);
+	if (argc == 1 && !strcasecmp(argv[0], "clear_stats"))
+		smr_faults_clear_stats(&sc->faults);
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
 		return smr_dm_message(sc, argc, argv, result, maxlen);
 	sc = smr_zones_of(sc);

@@ -195,6 +195,9 @@ TRACE_EVENT(smr_zone_cond,
 
 SMR_TRACE_MD_COMMIT(smr_md_commit);
 
+/* A media fault fired (common/smr-faults.h, docs/tracing.md). */
+SMR_TRACE_FAULT(smr_fault);
+
 #endif /* DM_SMR_TRACE_H */
 
 /* Out of tree: define_trace.h finds this file on the module's -I$(src). */

@@ -45,6 +45,7 @@
 #include "smr-genl.h"
 #include "smr-timing.h"
 #include "smr-claim.h"
+#include "smr-faults.h"
 
 #define DM_MSG_PREFIX "smr"
 
@@ -144,6 +145,8 @@ struct smr_target {
 	 */
 	struct smr_tm *tm;
 	struct smr_tm_params tm_params;
+	/* Media faults of this table, either mode (smr-faults.h). */
+	struct smr_faults faults;
 
 	/* Host-managed table: the engine (dm-smr-zdev.c). */
 	struct smr_zdev *zdev;
@@ -212,6 +215,8 @@ struct smr_hm_snap {
 	    opens, closes, imp_closes, wp_errors, errors, commits, mem_bytes;
 	/* The timing model's figures (0 without it), in ms. */
 	u64 model_busy_ms, model_lag_ms;
+	/* The table's media fault counters (the netlink dump only). */
+	struct smr_fault_counts faults;
 };
 
 /* The drive-managed status fields; see the comment above smr_dm_status(). */
@@ -240,6 +245,8 @@ struct smr_dm_snap {
 	u64 commits, errors, mem_bytes;
 	/* The timing model's figures (0 without it), in ms. */
 	u64 model_busy_ms, model_clean_ms, model_lag_ms;
+	struct smr_fault_counts faults;
+	u64 clean_timeouts;
 };
 
 /*
@@ -374,6 +381,7 @@ static inline struct smr_target *smr_zones_of(struct smr_target *sc)
 int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as);
 void smr_dm_free(struct smr_target *sc);
 int smr_dm_map(struct smr_target *sc, struct bio *bio);
+void smr_dm_io_reset(struct bio *bio);
 int smr_dm_end_io(struct smr_target *sc, struct bio *bio,
 		  blk_status_t *error);
 int smr_dm_preresume(struct smr_target *sc);

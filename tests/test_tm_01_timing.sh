@@ -227,7 +227,8 @@ check "remove" dm_remove tm01
 # ----------------------------------- host-managed: zones and seeks ---
 # 8 sequential zones of 32 MiB with the same disk's timing: zones written
 # in order run at the media rate; random reads over them pay for seeks.
-# Status: 4 words of dm's, 21 fields, then model_busy_ms model_lag_ms.
+# Status: 4 words of dm's, 21 fields, then model_busy_ms model_lag_ms
+# (and the media fault counters).
 HS=$((256 * 2048))
 HMT="0 $HS smr $nb host-managed 65536 1 format timing 12 $K"
 check "create a host-managed device with timing" dm_create tm01 "$HMT"

@@ -16,7 +16,9 @@
 #   caveat: the damage a write did (write and damage range, live blocks),
 #     the read that failed on it, metadata commits, the journal block
 #     that made the damage durable first; the steps of a damage range of
-#     2.2 Mi blocks.
+#     2.2 Mi blocks;
+#   media faults: a read failed on a bad sector (drive-managed), a write
+#     failed by a transient fault (caveat).
 # Then the bpftrace example of docs/tracing.md ("how long did this write
 # wait for cleaning") runs on the same workload, where bpftrace works.
 
@@ -77,6 +79,12 @@ dd if=/dev/mapper/$CN of=/dev/null bs=4k count=1 skip=10 iflag=direct status=non
 # caveat, large DID: block 100, then block 0 damages it in steps
 dd if=/dev/urandom of=/dev/mapper/$BN bs=512 count=1 seek=100 oflag=direct status=none
 dd if=/dev/urandom of=/dev/mapper/$BN bs=512 count=1 seek=0 oflag=direct status=none
+# media faults: a bad sector fails a dm read, a transient fault a caveat write
+dmsetup message $DN 0 badblocks add 64 8
+dd if=/dev/mapper/$DN of=/dev/null bs=4k count=1 skip=8 iflag=direct status=none
+dmsetup message $DN 0 badblocks clear
+dmsetup message $CN 0 transient next 0 8 1 write
+dd if=/dev/urandom of=/dev/mapper/$CN bs=4k count=1 seek=0 oflag=direct status=none
 sync
 EOF
 
@@ -126,6 +134,8 @@ has "caveat: a large damage range counted in steps" "cv_damage_step: +$BN blocks
 has "caveat: ... and cleared in steps" "cv_damage_step: +$BN blocks=32768\\.\\.2129919 cleared"
 has "caveat: metadata commits" "cv_md_commit: +$CN gen=[1-9][0-9]* err=0"
 has "caveat: block 5's damage went to the journal first" "cv_jr_write: +$CN block=0 records=1 stamp=1 err=0"
+has "dm: a bad sector failed a read" "smr_fault: +$DN bad_read read sector=64 nsect=8"
+has "caveat: a transient fault failed a write" "cv_fault: +$CN transient write sector=0 nsect=8"
 
 # The waits the trace reports are bounded by the workload's length.
 max_us=$(grep -oE "smr_dm_write_waited: +$DN .*waited_us=[0-9]+" "$R" |

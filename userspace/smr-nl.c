@@ -37,6 +37,11 @@ static const char *const smr_hm_names[SMR_HM_MAX + 1] = {
 	[SMR_HM_ERRORS] = "errors", [SMR_HM_COMMITS] = "commits",
 	[SMR_HM_MEM_BYTES] = "mem_bytes",
 	[SMR_HM_MODEL_BUSY_MS] = "model_busy_ms", [SMR_HM_MODEL_LAG_MS] = "model_lag_ms",
+	[SMR_HM_BAD_READ_ERRORS] = "bad_read_errors",
+	[SMR_HM_BAD_WRITE_ERRORS] = "bad_write_errors",
+	[SMR_HM_BAD_REMAPS] = "bad_remaps",
+	[SMR_HM_TRANSIENT_ERRORS] = "transient_errors",
+	[SMR_HM_DELAYED_IOS] = "delayed_ios",
 };
 
 static const char *const smr_dm_names[SMR_DM_MAX + 1] = {
@@ -62,6 +67,12 @@ static const char *const smr_dm_names[SMR_DM_MAX + 1] = {
 	[SMR_DM_MODEL_BUSY_MS] = "model_busy_ms",
 	[SMR_DM_MODEL_CLEAN_MS] = "model_clean_ms",
 	[SMR_DM_MODEL_LAG_MS] = "model_lag_ms",
+	[SMR_DM_BAD_READ_ERRORS] = "bad_read_errors",
+	[SMR_DM_BAD_WRITE_ERRORS] = "bad_write_errors",
+	[SMR_DM_BAD_REMAPS] = "bad_remaps",
+	[SMR_DM_TRANSIENT_ERRORS] = "transient_errors",
+	[SMR_DM_DELAYED_IOS] = "delayed_ios",
+	[SMR_DM_CLEAN_TIMEOUTS] = "clean_timeouts",
 };
 
 static const char *const cv_stat_names[CV_S_MAX + 1] = {
@@ -77,6 +88,11 @@ static const char *const cv_stat_names[CV_S_MAX + 1] = {
 	[CV_S_MEM_BYTES] = "mem_bytes", [CV_S_JOURNAL_WRITES] = "journal_writes",
 	[CV_S_MODEL_BUSY_MS] = "model_busy_ms", [CV_S_MODEL_LAG_MS] = "model_lag_ms",
 	[CV_S_CACHED_WRITES] = "cached_writes",
+	[CV_S_BAD_READ_ERRORS] = "bad_read_errors",
+	[CV_S_BAD_WRITE_ERRORS] = "bad_write_errors",
+	[CV_S_BAD_REMAPS] = "bad_remaps",
+	[CV_S_TRANSIENT_ERRORS] = "transient_errors",
+	[CV_S_DELAYED_IOS] = "delayed_ios",
 };
 
 static const char *const dm_state_names[] = { "idle", "clean-bg", "clean-fg", "clean-manual" };

@@ -498,6 +498,16 @@ static const struct kmetric kmetrics[] = {
 	  "Metadata commits." },
 	{ "mem_bytes", "smr_memory_bytes", M_GAUGE, SC_ONE, NULL, NULL,
 	  "Memory the device holds." },
+	/* media faults (every model; docs/dm-smr.rst, "Media faults") */
+	{ "bad_read_errors", "smr_media_fault_errors_total", M_COUNTER, SC_ONE, "kind", "bad_read",
+	  "I/Os failed by an injected media fault, by kind." },
+	{ "bad_write_errors", "smr_media_fault_errors_total", M_COUNTER, SC_ONE, "kind", "bad_write", NULL },
+	{ "transient_errors", "smr_media_fault_errors_total", M_COUNTER, SC_ONE, "kind", "transient", NULL },
+	{ "clean_timeouts", "smr_media_fault_errors_total", M_COUNTER, SC_ONE, "kind", "clean_timeout", NULL },
+	{ "bad_remaps", "smr_media_fault_remaps_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Writes that cleared injected bad sectors (on_write remap)." },
+	{ "delayed_ios", "smr_media_fault_delayed_ios_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "I/Os held by an injected delay." },
 	/* the timing model (drive-managed and caveat; 0 without one) */
 	{ "model_busy_ms", "smr_model_busy_seconds_total", M_COUNTER, SC_MILLI, NULL, NULL,
 	  "Modelled busy time of the drive (docs/timing.md)." },

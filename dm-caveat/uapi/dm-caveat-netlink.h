@@ -87,6 +87,12 @@ enum cv_nl_stat {
 	CV_S_MODEL_BUSY_MS,	/* the timing model's busy time (docs/timing.md) */
 	CV_S_MODEL_LAG_MS,	/* how far the backing fell behind it */
 	CV_S_CACHED_WRITES,	/* writes the write cache completed early */
+	/* Media faults (docs/dm-smr.rst, "Media faults"). */
+	CV_S_BAD_READ_ERRORS,
+	CV_S_BAD_WRITE_ERRORS,
+	CV_S_BAD_REMAPS,
+	CV_S_TRANSIENT_ERRORS,
+	CV_S_DELAYED_IOS,
 	__CV_S_MAX,
 };
 #define CV_S_MAX (__CV_S_MAX - 1)

@@ -129,6 +129,12 @@ enum smr_nl_hm_attr {
 	/* The timing model's, ms (0 without one; docs/timing.md). */
 	SMR_HM_MODEL_BUSY_MS,
 	SMR_HM_MODEL_LAG_MS,
+	/* Media faults (docs/dm-smr.rst, "Media faults"). */
+	SMR_HM_BAD_READ_ERRORS,
+	SMR_HM_BAD_WRITE_ERRORS,
+	SMR_HM_BAD_REMAPS,
+	SMR_HM_TRANSIENT_ERRORS,
+	SMR_HM_DELAYED_IOS,
 	__SMR_HM_MAX,
 };
 #define SMR_HM_MAX (__SMR_HM_MAX - 1)
@@ -173,6 +179,13 @@ enum smr_nl_dm_attr {
 	SMR_DM_MODEL_BUSY_MS,
 	SMR_DM_MODEL_CLEAN_MS,
 	SMR_DM_MODEL_LAG_MS,
+	/* Media faults (docs/dm-smr.rst, "Media faults"). */
+	SMR_DM_BAD_READ_ERRORS,
+	SMR_DM_BAD_WRITE_ERRORS,
+	SMR_DM_BAD_REMAPS,
+	SMR_DM_TRANSIENT_ERRORS,
+	SMR_DM_DELAYED_IOS,
+	SMR_DM_CLEAN_TIMEOUTS,	/* writes failed waiting for cleaning */
 	__SMR_DM_MAX,
 };
 #define SMR_DM_MAX (__SMR_DM_MAX - 1)

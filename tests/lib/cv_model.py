@@ -212,7 +212,9 @@ def kernel_dump(name, start=None, count=None, message=None):
 STATUS_FIELDS = ['writes', 'damaging_writes', 'damaged_blocks',
                  'live_damage_writes', 'live_damaged_blocks', 'damaged_reads',
                  'valid_blocks', 'commits', 'mem_bytes', 'journal_writes',
-                 'model_busy_ms', 'model_lag_ms', 'cached_writes']
+                 'model_busy_ms', 'model_lag_ms', 'cached_writes',
+                 'bad_read_errors', 'bad_write_errors', 'bad_remaps',
+                 'transient_errors', 'delayed_ios']
 
 
 def kernel_status(name):

@@ -245,6 +245,11 @@ class RenderCase(unittest.TestCase):
         # The escaped device name comes back as it was.
         self.assertEqual(get('smrd_damage_live_blocks_total', *cv), 4)
         self.assertEqual(get('smr_caveat_blocks', *cv), 100)
+        # The media fault counters: one family by kind, and two of their own.
+        self.assertEqual(get('smr_media_fault_errors_total', *dm0, ('kind', 'clean_timeout')), 46)
+        self.assertEqual(get('smr_media_fault_errors_total', *cv, ('kind', 'bad_read')), 116)
+        self.assertEqual(get('smr_media_fault_remaps_total', *dm0), 43)
+        self.assertEqual(get('smr_media_fault_delayed_ios_total', *cv), 120)
         # The second dump record of dm0 (a table loaded beside the live
         # one) is left out rather than repeated.
         self.assertEqual(get('smr_bands', *dm0), 1)

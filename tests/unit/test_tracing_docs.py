@@ -22,7 +22,7 @@ class TracingDocsTest(unittest.TestCase):
         for system, rel in HEADERS.items():
             src = read(rel)
             self.assertIn("#define TRACE_SYSTEM %s" % system, src)
-            for name in re.findall(r"^(?:TRACE_EVENT\(|SMR_TRACE_MD_COMMIT\()(\w+)", src, re.M):
+            for name in re.findall(r"^(?:TRACE_EVENT\(|SMR_TRACE_MD_COMMIT\(|SMR_TRACE_FAULT\()(\w+)", src, re.M):
                 out.add("%s:%s" % (system, name))
         return out
 

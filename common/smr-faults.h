@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Media faults, the same for the three models (common/smr-faults.c):
+ * bad sectors, transient errors and slow I/O on ranges of the emulated
+ * device, set by target messages (docs/dm-smr.rst and docs/dm-caveat.rst,
+ * "Media faults").
+ *
+ * Faults live in the host's sector space (what the dm device shows), not
+ * on the backing device: a drive-managed write that lands in the
+ * persistent cache still fails if its LBA is bad. Only host I/O meets
+ * them; cleaning, metadata and the zoned device's own I/O do not. They
+ * belong to the loaded table and are not persisted: a table reload, like
+ * a new device, starts without faults.
+ *
+ * A target calls smr_faults_map() first in map(); SMR_FAULT_PASS means
+ * "map it as usual". A delayed bio is mapped later, from a worker, by
+ * the target's @remap (its map() without this check).
+ */
+#ifndef SMR_FAULTS_H
+#define SMR_FAULTS_H
+
+#include <linux/atomic.h>
+#include <linux/badblocks.h>
+#include <linux/bio.h>
+#include <linux/device-mapper.h>
+#include <linux/dm-ioctl.h>
+#include <linux/mutex.h>
+#include <linux/prandom.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+/* smr_faults_map(): no fault for this bio, map it. */
+#define SMR_FAULT_PASS		(-1)
+
+/* Longest delay a message may set: suspend waits for delayed bios. */
+#define SMR_FAULT_MAX_DELAY_MS	60000
+
+/* What fired, for the trace event and the log (smr_fault_kind_names). */
+enum smr_fault_kind {
+	SMR_FAULT_BAD_READ,	/* read of a bad sector: medium error */
+	SMR_FAULT_BAD_WRITE,	/* write of a bad sector, on_write fail */
+	SMR_FAULT_REMAP,	/* write of a bad sector, on_write remap: cleared */
+	SMR_FAULT_TRANSIENT,	/* transient next/prob: I/O error */
+	SMR_FAULT_DELAY,	/* delay: held before mapping */
+	SMR_FAULT_CLEAN_TIMEOUT, /* drive-managed: waited for cleaning too long */
+};
+
+/* Which I/O a transient fault or a delay applies to. */
+enum smr_fault_dir {
+	SMR_FAULT_RW,
+	SMR_FAULT_READ,
+	SMR_FAULT_WRITE,
+};
+
+/* A range of the device, [start, end) in sectors, and whose I/O it takes. */
+struct smr_fault_range {
+	sector_t start;
+	sector_t end;
+	u8 dir;			/* enum smr_fault_dir */
+};
+
+/*
+ * Per-bio data, first in the target's per-bio area: smr_faults_per_io()
+ * adds its size to ti->per_io_data_size after the target set its own.
+ */
+struct smr_fault_bio {
+	unsigned long due;	/* a delayed bio: jiffies when it is mapped */
+};
+
+struct smr_fault_stats {
+	atomic64_t bad_reads;	/* reads failed on a bad sector */
+	atomic64_t bad_writes;	/* writes failed on a bad sector */
+	atomic64_t remaps;	/* writes that cleared bad sectors */
+	atomic64_t transient;	/* I/Os failed by a transient fault */
+	atomic64_t delayed;	/* I/Os held by a delay */
+};
+
+/* A snapshot of the counters, for the netlink dumps. */
+struct smr_fault_counts {
+	u64 bad_reads, bad_writes, remaps, transient, delayed;
+};
+
+enum smr_transient_mode {
+	SMR_TRANSIENT_OFF,
+	SMR_TRANSIENT_NEXT,	/* the next tr_left I/Os fail */
+	SMR_TRANSIENT_PROB,	/* each fails with probability tr_ppm / 10^6 */
+};
+
+struct smr_faults {
+	struct dm_target *ti;
+	char name[DM_NAME_LEN];		/* the dm name, for the trace event */
+	int (*remap)(struct dm_target *ti, struct bio *bio);
+	struct mutex msg_lock;		/* one message at a time */
+
+	/*
+	 * Bad sectors: the kernel's badblocks table (block/badblocks.c, as
+	 * null_blk and md use). Its seqlock lets map() check without a lock;
+	 * set/clear take the write side with interrupts off (6.1's clear
+	 * with write_seqlock_irq(), so never call it with them off).
+	 */
+	struct badblocks bb;
+	bool bb_ready;
+	bool bb_fail_writes;		/* on_write fail, else remap */
+
+	/* Transient faults and the delay; under @lock. */
+	spinlock_t lock;
+	u8 tr_mode;			/* enum smr_transient_mode */
+	struct smr_fault_range tr;
+	u32 tr_left;
+	u32 tr_ppm;
+	u64 tr_seed;
+	struct rnd_state tr_rnd;	/* prandom, seeded: a run replays */
+	struct smr_fault_range dl;
+	u32 dl_ms;			/* 0: no delay */
+	bool draining;			/* suspending: map delayed bios now */
+	struct bio_list delayed;	/* in order of due */
+	struct workqueue_struct *wq;
+	struct delayed_work dwork;
+
+	bool armed;			/* any fault set: map() looks */
+	struct smr_fault_stats stats;
+};
+
+int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
+		    int (*remap)(struct dm_target *ti, struct bio *bio));
+void smr_faults_exit(struct smr_faults *f);
+void smr_faults_per_io(struct dm_target *ti);
+
+int smr_faults_map(struct smr_faults *f, struct bio *bio);
+
+/* Suspend maps the delayed bios at once; resume delays again. */
+void smr_faults_presuspend(struct smr_faults *f);
+void smr_faults_resume(struct smr_faults *f);
+
+/* Is this a fault message (badblocks, transient, delay, faults)? */
+bool smr_faults_is_message(const char *word);
+int smr_faults_message(struct smr_faults *f, unsigned int argc, char **argv,
+		       char *result, unsigned int maxlen);
+
+/*
+ * The status fields, appended last to each model's status line:
+ * " <bad_read_errors> <bad_write_errors> <bad_remaps> <transient_errors>
+ * <delayed_ios>".
+ */
+void smr_faults_status(struct smr_faults *f, char *result, unsigned int maxlen,
+		       unsigned int *szp);
+void smr_faults_clear_stats(struct smr_faults *f);
+void smr_faults_counts(struct smr_faults *f, struct smr_fault_counts *c);
+
+/* Count and trace a fault the target itself fired (a cleaning timeout). */
+void smr_faults_note(struct smr_faults *f, enum smr_fault_kind kind,
+		     sector_t sector, u32 nsect, bool write);
+
+#endif /* SMR_FAULTS_H */
