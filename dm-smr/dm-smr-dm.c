@@ -92,7 +92,7 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 	io->kind = SMR_IO_NONE;
 	io->indexed = false;
 	io->wait_since_ns = 0;
-	io->tm.end = 0;
+	smr_tm_bio_init(&io->tm);
 	if (READ_ONCE(dm->last_io) != now)
 		WRITE_ONCE(dm->last_io, now);
 
