@@ -40,6 +40,14 @@ cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 RESULTS_ROOT=${SMR_RESULTS_ROOT:-$ROOT/tests/results}
 export SMR_VENV=${SMR_VENV:-$ROOT/.venv}
+# One virtual CPU per VM. Under TCG a second vCPU made the guest slower,
+# not faster, and two 2-vCPU VMs on two cores three times slower each
+# (lock holders and IPI targets descheduled); two 1-vCPU VMs side by side
+# each ran as fast as one 2-vCPU VM alone, or faster (2026-11-26: boot
+# 23 s against 60, test_cv_03 28 s against 54). The price: tests of races
+# get their interleavings from preemption only; run those by hand with
+# SMR_VM_CPUS=2 (tests/vm-run's default) when touching what they race.
+export SMR_VM_CPUS=${SMR_VM_CPUS:-1}
 
 if [ -n "${SMR_CHECK_LIST:-}" ]; then
 	list=$SMR_CHECK_LIST
