@@ -127,8 +127,13 @@ int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
 	if (badblocks_init(&f->bb, 1))
 		return -ENOMEM;
 	f->bb_ready = true;
-	/* Delayed bios are host I/O: the worker must run under memory pressure. */
-	f->wq = alloc_workqueue("smr_fault_%s", WQ_MEM_RECLAIM, 1,
+	/*
+	 * Delayed bios are host I/O: the worker must run under memory
+	 * pressure. WQ_UNBOUND because nothing here wants a CPU: since
+	 * WQ_PERCPU appeared (7.x) __alloc_workqueue() warns when a caller
+	 * names neither, and WQ_UNBOUND means the same on every kernel.
+	 */
+	f->wq = alloc_workqueue("smr_fault_%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 1,
 				dm_table_device_name(ti->table));
 	if (!f->wq)
 		return -ENOMEM;
