@@ -71,14 +71,17 @@ read -r _ NEED <<< "$(dms_need $LEN $BAND $CACHE)"
 MB=$(( (NEED + 2047) / 2048 + 1 ))
 back=$(new_backing $MB) || bail "no backing device"
 DM=t_claim_dm
-TBL=$(dms_table $LEN "$back" $BAND cache_sectors $CACHE)
-check "dm: create with format" dm_create $DM "$(dms_table $LEN "$back" $BAND cache_sectors $CACHE format)"
+# idle_ms 0: no background cleaning, so the writes stay in the cache
+# however slow the kernel (a debug build took over a second between the
+# writes and the status read, and idle cleaning had emptied it).
+TBL=$(dms_table $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0)
+check "dm: create with format" dm_create $DM "$(dms_table $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0 format)"
 writes=$(cached_writes /dev/mapper/$DM) || bail "writes to $DM failed"
 used=$(dms_stat $DM cache_used)
 assert_ne "dm: the writes are held in the cache" 0 "$used"
 
 load_refused "dm: reload with format over the live device" $DM \
-	"$(dms_table $LEN "$back" $BAND cache_sectors $CACHE format)" "Cannot format: a live table"
+	"$(dms_table $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0 format)" "Cannot format: a live table"
 check_writes "dm: cached data intact after the refused reload" /dev/mapper/$DM "$writes"
 check "dm: reload without format" reload $DM "$TBL"
 check_writes "dm: cached data intact after a reload" /dev/mapper/$DM "$writes"
