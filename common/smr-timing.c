@@ -48,7 +48,16 @@ static const struct {
 	[SMR_TM_ID] = { "id_mbps", 1, 100000 },
 	[SMR_TM_OVERHEAD] = { "overhead_us", 0, 100000 },
 	[SMR_TM_CACHE_AT] = { "cache_at", 0, 1000 },
+	/* Decimal MB: up to 4.29 PB, so the span stays below 2^43. */
+	[SMR_TM_DRIVE_MB] = { "drive_mb", 1, U32_MAX },
+	[SMR_TM_START_MB] = { "start_mb", 0, U32_MAX },
 };
+
+/* Decimal MB to sectors, rounded down. */
+static sector_t smr_tm_mb(u32 mb)
+{
+	return div_u64((u64)mb * 1000000, SECTOR_SIZE);
+}
 
 bool smr_tm_next(struct dm_arg_set *as)
 {
@@ -60,7 +69,7 @@ int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 {
 	static const struct dm_arg count = {
 		2, 2 * SMR_TM_NR_KEYS,
-		"timing: invalid number of words (2 per key, at most 16)"
+		"timing: invalid number of words (2 per key, each key at most once)"
 	};
 	unsigned int argc, i, need;
 	const char *name;
@@ -114,6 +123,10 @@ int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 		*error = "timing: seeks must satisfy seek_t2t_us <= seek_avg_us <= seek_full_us";
 		return -EINVAL;
 	}
+	if ((p->given & BIT(SMR_TM_START_MB)) && !(p->given & BIT(SMR_TM_DRIVE_MB))) {
+		*error = "timing: start_mb places the device on a drive: give drive_mb too";
+		return -EINVAL;
+	}
 end:
 	if (as->argc) {
 		*error = "Too many arguments";
@@ -122,9 +135,10 @@ end:
 	return 0;
 }
 
-struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t span,
+struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 			     char **error)
 {
+	sector_t span = len, base = 0;
 	u64 f = (u64)(p->v[SMR_TM_FULL] - p->v[SMR_TM_T2T]) * NSEC_PER_USEC;
 	u64 v = (u64)(p->v[SMR_TM_AVG] - p->v[SMR_TM_T2T]) * NSEC_PER_USEC;
 	struct smr_tm *tm;
@@ -134,7 +148,16 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t span,
 		*error = "timing: seek_avg_us must lie from t2t + (full - t2t) / 3 to t2t + 8 (full - t2t) / 15 (docs/timing.md, the seek curve)";
 		return ERR_PTR(-EINVAL);
 	}
-	if (!span || span >= SMR_TM_MAX_SPAN) {
+	if (p->given & BIT(SMR_TM_DRIVE_MB)) {
+		span = smr_tm_mb(p->v[SMR_TM_DRIVE_MB]);
+		base = smr_tm_mb(p->v[SMR_TM_START_MB]);
+		/* Both below 2^43: no overflow. */
+		if (base + len > span) {
+			*error = "timing: the device does not fit on the drive: start_mb plus the device's length exceeds drive_mb";
+			return ERR_PTR(-EINVAL);
+		}
+	}
+	if (!len || span >= SMR_TM_MAX_SPAN) {
 		*error = "timing: the device must be smaller than 4 PiB";
 		return ERR_PTR(-EINVAL);
 	}
@@ -145,6 +168,7 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t span,
 	}
 	tm->p = *p;
 	tm->span = span;
+	tm->base = base;
 	tm->t2t_ns = (u64)p->v[SMR_TM_T2T] * NSEC_PER_USEC;
 	tm->a_ns = div_u64(15 * v - 5 * f, 3);
 	tm->b_ns = f - tm->a_ns;

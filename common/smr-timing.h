@@ -23,9 +23,12 @@
  *   - the real I/O is issued to the backing as without the model, so data,
  *     flushes and crash safety do not change.
  *
- * Positions are "platter" sectors in [0, span): the caller maps its
- * backing layout onto them (drive-managed mode puts its cache at
- * cache_at). docs/timing.md describes the model, its keys and its limits.
+ * Positions are "platter" sectors of the whole drive, in [0, span): the
+ * caller maps its backing layout onto them with smr_tm_pos() (the device
+ * starts at start_mb on a drive of drive_mb; without drive_mb the drive
+ * is the device itself) and drive-managed mode puts its cache at
+ * cache_at of the drive. docs/timing.md describes the model, its keys and
+ * its limits.
  */
 #ifndef SMR_TIMING_H
 #define SMR_TIMING_H
@@ -50,11 +53,16 @@ enum smr_tm_key {
 	SMR_TM_CACHE_AT,	/* cache_at: drive-managed cache position, per
 				   mille of the stroke from the outer edge
 				   (optional, 0) */
+	SMR_TM_DRIVE_MB,	/* drive_mb: the whole drive's capacity, decimal
+				   MB (optional: the device is the drive) */
+	SMR_TM_START_MB,	/* start_mb: where the device starts on that
+				   drive, decimal MB (optional, 0) */
 	SMR_TM_NR_KEYS
 };
 
 /* Keys a target may leave out; the others are required. */
-#define SMR_TM_OPTIONAL		(BIT(SMR_TM_OVERHEAD) | BIT(SMR_TM_CACHE_AT))
+#define SMR_TM_OPTIONAL		(BIT(SMR_TM_OVERHEAD) | BIT(SMR_TM_CACHE_AT) | \
+				 BIT(SMR_TM_DRIVE_MB) | BIT(SMR_TM_START_MB))
 /* The keys a model takes: all of them, or all but the cache position. */
 #define SMR_TM_KEYS_ALL		(BIT(SMR_TM_NR_KEYS) - 1)
 #define SMR_TM_KEYS_NO_CACHE	(SMR_TM_KEYS_ALL & ~BIT(SMR_TM_CACHE_AT))
@@ -74,7 +82,8 @@ struct smr_tm_stats {
 
 struct smr_tm {
 	struct smr_tm_params p;
-	sector_t span;		/* platter sectors */
+	sector_t span;		/* platter sectors: the whole drive */
+	sector_t base;		/* the device's first sector on it */
 	/* Derived at creation, in ns. */
 	u64 t2t_ns, a_ns, b_ns;	/* seek(d) = t2t + a sqrt(d) + b d, d in [0, 1] */
 	u64 half_rev_ns;
@@ -115,8 +124,12 @@ int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 /* Is @as's next word a timing group? */
 bool smr_tm_next(struct dm_arg_set *as);
 
-/* A model over @span platter sectors; ERR_PTR with *@error set. */
-struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t span,
+/*
+ * A model for a device of @len sectors: on a drive of drive_mb from
+ * start_mb if the group gives them, else over [0, @len). ERR_PTR with
+ * *@error set.
+ */
+struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 			     char **error);
 void smr_tm_destroy(struct smr_tm *tm);
 
@@ -128,6 +141,12 @@ void smr_tm_emit(const struct smr_tm_params *p, char *result,
 static inline const struct smr_tm_params *smr_tm_params_of(struct smr_tm *tm)
 {
 	return tm ? &tm->p : NULL;
+}
+
+/* The platter position of the device's sector @s. */
+static inline sector_t smr_tm_pos(struct smr_tm *tm, sector_t s)
+{
+	return tm->base + s;
 }
 
 /*

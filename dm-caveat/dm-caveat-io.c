@@ -52,7 +52,8 @@ static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 	struct bio *clone;
 
 	if (sc->tm)
-		io->tm.end = smr_tm_charge(sc->tm, sector, bio_sectors(bio), NULL);
+		io->tm.end = smr_tm_charge(sc->tm, smr_tm_pos(sc->tm, sector),
+					   bio_sectors(bio), NULL);
 	clone = bio_alloc_clone(sc->dev->bdev, bio, GFP_NOIO, &sc->bs);
 	clone->bi_iter.bi_sector = sc->data_start + sector;
 	/* The worker commits before it acknowledges a FUA write. */
@@ -635,7 +636,7 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
 	bio->bi_iter.bi_sector = sc->data_start + sector;
 	if (sc->tm) {
 		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->dev->bdev,
-			      bio->bi_iter.bi_sector, sector);
+			      bio->bi_iter.bi_sector, smr_tm_pos(sc->tm, sector));
 		return DM_MAPIO_SUBMITTED;
 	}
 	return DM_MAPIO_REMAPPED;

@@ -308,10 +308,13 @@ static inline void cv_end_bio(struct cv_target *sc, struct bio *bio)
 		bio_endio(bio);
 }
 
-/* The timing model: metadata (journal, commits) is a 4 KiB write at sector 0. */
+/*
+ * The timing model: metadata (journal, commits) is a 4 KiB write at the
+ * device's sector 0.
+ */
 static inline u64 cv_tm_md(struct cv_target *sc)
 {
-	return sc->tm ? smr_tm_charge(sc->tm, 0, 8, NULL) : 0;
+	return sc->tm ? smr_tm_charge(sc->tm, smr_tm_pos(sc->tm, 0), 8, NULL) : 0;
 }
 
 static inline const char *cv_name(struct cv_target *sc)

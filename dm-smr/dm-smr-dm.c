@@ -522,7 +522,7 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 	return smr_tm_parse(as, SMR_TM_KEYS_ALL, tp, &sc->ti->error);
 }
 
-/* The timing model, if the table gave one: the cache at cache_at. */
+/* The timing model, if the table gave one: the cache at cache_at of the drive. */
 static int smr_dm_timing(struct smr_target *sc, struct smr_tm_params *tp)
 {
 	struct smr_dm *dm = sc->dm;
@@ -536,9 +536,14 @@ static int smr_dm_timing(struct smr_target *sc, struct smr_tm_params *tp)
 	if (IS_ERR(tm))
 		return PTR_ERR(tm);
 	sc->tm = tm;
-	/* Cache and spare band fit in the stroke from that position on. */
-	if (room < ti->len)
-		dm->tm_cache_pos = div_u64((u64)(ti->len - room) *
+	dm->tm_base = tm->base;
+	/*
+	 * cache_at is a position on the whole drive (the device's own
+	 * length without drive_mb): cache and spare band fit in the stroke
+	 * from there on.
+	 */
+	if (room < tm->span)
+		dm->tm_cache_pos = div_u64((u64)(tm->span - room) *
 					   tp->v[SMR_TM_CACHE_AT], 1000);
 	return 0;
 }

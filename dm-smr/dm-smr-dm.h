@@ -213,7 +213,11 @@ struct smr_dm {
 	void *buf;		/* one chunk */
 	struct dm_io_client *io_client;
 	struct smr_ext runs[SMR_DM_CHUNK_BLOCKS];	/* cleaner's scratch */
-	/* With the timing model: where the cache sits on the platter. */
+	/*
+	 * With the timing model: where the device's first sector and the
+	 * cache sit on the platter.
+	 */
+	sector_t tm_base;
 	sector_t tm_cache_pos;
 	u64 tm_clean_ns;	/* modelled service time of cleaning I/O, under sc->lock */
 	struct smr_dm_stats stats;
@@ -277,13 +281,14 @@ static inline sector_t smr_slot_sector_dm(struct smr_dm *dm, u32 slot)
 
 /*
  * The timing model's platter position of backing sector @s: bands where
- * the host sees them, the cache (and the metadata before it, the spare
- * band after it) at cache_at (dm->tm_cache_pos).
+ * the host sees them (from the device's place on the drive), the cache
+ * (and the metadata before it, the spare band after it) at cache_at of
+ * the drive (dm->tm_cache_pos).
  */
 static inline sector_t smr_dm_tm_pos(struct smr_dm *dm, sector_t s)
 {
 	if (s >= dm->bands_start)
-		return s - dm->bands_start;
+		return dm->tm_base + s - dm->bands_start;
 	if (s >= dm->cache_start)
 		return dm->tm_cache_pos + (s - dm->cache_start);
 	return dm->tm_cache_pos;

@@ -241,8 +241,9 @@ static void smr_hm_prep(struct smr_hm_io *io, sector_t bsector, sector_t pos)
 
 	/* Sequential writes were charged in write pointer order already. */
 	if (io->sc->tm && !io->tb.end)
-		io->tb.end = smr_tm_charge(io->sc->tm, pos, bio_sectors(clone),
-					   NULL);
+		io->tb.end = smr_tm_charge(io->sc->tm,
+					   smr_tm_pos(io->sc->tm, pos),
+					   bio_sectors(clone), NULL);
 	clone->bi_iter.bi_sector = bsector;
 	clone->bi_end_io = smr_hm_clone_endio;
 }
@@ -323,7 +324,8 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	list_add_tail(&io->node, &z->fifo);
 	/* Charged in write pointer order, as a drive takes a zone's writes. */
 	if (sc->tm)
-		io->tb.end = smr_tm_charge(sc->tm, smr_zone_start(sc, zno) + off,
+		io->tb.end = smr_tm_charge(sc->tm,
+					   smr_tm_pos(sc->tm, smr_zone_start(sc, zno) + off),
 					   nr, NULL);
 	z->wp += nr;
 	if (z->wp == sc->zone_capacity)

@@ -78,7 +78,7 @@ refuse "a required key missing" \
 	"are required"
 refuse "a key without its value" "$CV timing 13 $K overhead_us" "every key needs a value"
 refuse "fewer words than counted" "$CV timing 14 $K" "timing: invalid number of words"
-refuse "more than 16 words" "$CV timing 18 $K overhead_us 0 rpm 1 rpm 2" "timing: invalid number of words"
+refuse "more words than two per key" "$CV timing 40 $K overhead_us 0 rpm 1 rpm 2" "timing: invalid number of words"
 refuse "rpm out of range" "$CV timing 12 ${K/rpm 7200/rpm 99}" "value out of range"
 refuse "a negative value" "$CV timing 12 ${K/od_mbps 65/od_mbps -65}" "value out of range"
 refuse "id_mbps above od_mbps" "$CV timing 12 ${K/id_mbps 31/id_mbps 90}" "id_mbps must not exceed"

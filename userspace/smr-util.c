@@ -182,6 +182,7 @@ void geom_init(struct smr_geom *g)
 	g->did = -1;
 	g->dnor = -1;
 	g->unshingled = -1;
+	g->start_mb = -1;
 }
 
 const char *model_name(enum smr_model m)
@@ -280,7 +281,7 @@ static uint64_t dm_cache_sectors(const struct smr_geom *g, uint64_t len,
 /* The timing model's keys (the kernel checks their ranges). */
 static const char *const timing_keys[] = {
 	"rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
-	"id_mbps", "overhead_us", "cache_at", NULL
+	"id_mbps", "overhead_us", "cache_at", "drive_mb", NULL
 };
 
 static int timing_add(struct smr_geom *g, const char *k, const char *v)
@@ -305,8 +306,43 @@ static const char *timing_group(const struct smr_geom *g, char *buf, size_t len)
 {
 	if (!g->timing_words)
 		return "";
-	snprintf(buf, len, " timing %d%s", g->timing_words, g->timing);
+	if (g->start_mb >= 0)
+		snprintf(buf, len, " timing %d%s start_mb %" PRId64,
+			 g->timing_words + 2, g->timing, g->start_mb);
+	else
+		snprintf(buf, len, " timing %d%s", g->timing_words, g->timing);
 	return buf;
+}
+
+/* Decimal MB to sectors, rounded down (as the kernel's smr_tm_mb()). */
+static uint64_t mb_sectors(uint64_t mb)
+{
+	return mb * 1000000 / SECTOR;
+}
+
+/*
+ * Does a device of @len sectors fit on the drive the timing group
+ * describes, from start_mb? (The kernel checks it too; this says it
+ * before the table is loaded.)
+ */
+static int timing_fits(const struct smr_geom *g, uint64_t len, char *err,
+		       size_t elen)
+{
+	uint64_t start = g->start_mb > 0 ? (uint64_t)g->start_mb : 0;
+
+	if (!g->timing_words)
+		return 0;
+	if (g->start_mb >= 0 && !g->drive_mb) {
+		seterr(err, elen, "start_mb places the device on a drive, but the timing model has no drive_mb (add it to the profile)");
+		return -EINVAL;
+	}
+	if (g->drive_mb && (start > UINT32_MAX ||
+			    mb_sectors(start) + len > mb_sectors(g->drive_mb))) {
+		seterr(err, elen, "the device (%" PRIu64 " MB) does not fit on the drive of %" PRIu64 " MB from start_mb %" PRIu64 ": give a smaller --size or --start-mb",
+		       len * SECTOR / 1000000, g->drive_mb, start);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int table_dm(const struct smr_geom *g, const char *dev,
@@ -315,7 +351,7 @@ static int table_dm(const struct smr_geom *g, const char *dev,
 {
 	uint64_t band, len, cache, md, need;
 	struct optbuf o = { "", 0 };
-	char b1[32], b2[32], tg[300];
+	char b1[32], b2[32], tg[340];
 
 	if (!g->band) {
 		seterr(err, elen, "drive-managed needs a band size: --band SIZE (e.g. --band 32M) or --profile");
@@ -418,6 +454,8 @@ static int table_dm(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " seq_bypass %s", g->seq_bypass ? "on" : "off");
 	if (g->format)
 		opt_add(&o, " format");
+	if (timing_fits(g, len, err, elen))
+		return -EINVAL;
 	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " smr %s drive-managed %" PRIu64 " %d%s%s",
 			     len, dev, band, o.n, o.s,
 			     timing_group(g, tg, sizeof(tg))) >= tlen) {
@@ -455,7 +493,7 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 {
 	uint64_t zs, cap, nz, conv, need, avail = backing / SECTOR;
 	struct optbuf o = { "", 0 };
-	char b1[32], b2[32], tg[300];
+	char b1[32], b2[32], tg[340];
 
 	if (strstr(g->timing, " cache_at ")) {
 		seterr(err, elen, "cache_at is a drive-managed timing key: a host-managed device has no cache");
@@ -535,6 +573,8 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " max_active %" PRId64, g->max_active);
 	if (g->format)
 		opt_add(&o, " format");
+	if (timing_fits(g, nz * zs, err, elen))
+		return -EINVAL;
 	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " smr %s host-managed %" PRIu64 "%s%.0d%s%s",
 			     nz * zs, dev, zs, o.n ? " " : "", o.n, o.s,
 			     timing_group(g, tg, sizeof(tg))) >= tlen) {
@@ -551,7 +591,7 @@ static int table_cv(const struct smr_geom *g, const char *dev,
 	uint64_t bs = g->block_size ? g->block_size : 4096;
 	uint64_t bsec = bs / SECTOR, nb, need, avail = backing / SECTOR;
 	struct optbuf o = { "", 0 };
-	char b1[32], b2[32], tg[300];
+	char b1[32], b2[32], tg[340];
 
 	if (g->did < 0 || g->dnor < 0) {
 		seterr(err, elen, "caveat needs --did N and --dnor N (blocks; 0 <= DNOR <= DID) or --profile");
@@ -604,6 +644,8 @@ static int table_cv(const struct smr_geom *g, const char *dev,
 		seterr(err, elen, "cache_at is a drive-managed timing key: a caveat device has no cache");
 		return -EINVAL;
 	}
+	if (timing_fits(g, nb * bsec, err, elen))
+		return -EINVAL;
 	if ((size_t)snprintf(table, tlen, "0 %" PRIu64 " caveat %s %" PRId64 " %" PRId64 "%s%.0d%s%s",
 			     nb * bsec, dev, g->did, g->dnor, o.n ? " " : "",
 			     o.n, o.s, timing_group(g, tg, sizeof(tg))) >= tlen) {
@@ -667,9 +709,18 @@ static int profile_kv(struct smr_geom *g, const char *k, const char *v)
 	uint64_t x;
 	int i;
 
+	if (!strcmp(k, "start_mb"))
+		return parse_u64(v, &x) || x > UINT32_MAX ? -EINVAL :
+			(g->start_mb = (int64_t)x, 0);
+	if (!strcmp(k, "drive_mb") &&
+	    (parse_u64(v, &x) || !x || x > UINT32_MAX || g->drive_mb))
+		return -EINVAL;
 	for (i = 0; timing_keys[i]; i++)
-		if (!strcmp(k, timing_keys[i]))
+		if (!strcmp(k, timing_keys[i])) {
+			if (!strcmp(k, "drive_mb"))
+				g->drive_mb = x;
 			return timing_add(g, k, v);
+		}
 
 	if (!strcmp(k, "description")) {
 		snprintf(g->description, sizeof(g->description), "%s", v);

@@ -72,6 +72,13 @@ struct smr_geom {
 	 */
 	char timing[256];
 	int timing_words;
+	/*
+	 * The drive the device is a slice of: drive_mb (a timing key, also
+	 * kept in timing[]; 0 = none) and start_mb, where the device starts
+	 * on it (-1 = not given: the drive's first sector). Decimal MB.
+	 */
+	uint64_t drive_mb;
+	int64_t start_mb;
 };
 
 void geom_init(struct smr_geom *g);

@@ -527,7 +527,8 @@ static int64_t int_arg(const char *opt, const char *v)
 
 enum { O_MODEL = 256, O_DEV, O_PROFILE, O_SIZE, O_BAND, O_CACHE,
        O_IDLE, O_POLICY, O_NOBYP, O_ZONE, O_ZCAP, O_CONV, O_MAXOPEN,
-       O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY, O_NOTIMING };
+       O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY, O_NOTIMING,
+       O_STARTMB };
 
 /* The model a create option is for; MODEL_NONE: every model. */
 static enum smr_model opt_model(int opt)
@@ -568,6 +569,7 @@ static int cmd_create(int argc, char **argv)
 		{ "format", no_argument, NULL, O_FORMAT },
 		{ "dry-run", no_argument, NULL, O_DRY },
 		{ "no-timing", no_argument, NULL, O_NOTIMING },
+		{ "start-mb", required_argument, NULL, O_STARTMB },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* Options apply after the profile, whatever their order. */
@@ -646,7 +648,13 @@ static int cmd_create(int argc, char **argv)
 		}
 		case O_UNSH: g.unshingled = int_arg("--unshingled", a); break;
 		case O_FORMAT: g.format = 1; break;
-		case O_NOTIMING: g.timing[0] = 0; g.timing_words = 0; break;
+		case O_NOTIMING:
+			g.timing[0] = 0;
+			g.timing_words = 0;
+			g.drive_mb = 0;
+			g.start_mb = -1;
+			break;
+		case O_STARTMB: g.start_mb = int_arg("--start-mb", a); break;
 		}
 	}
 	if (g.model == MODEL_NONE)
@@ -1239,6 +1247,7 @@ static const struct command commands[] = {
 	  "  --format               start over: the target formats DEV\n"
 	  "  --dry-run              print the table line and stop\n"
 	  "  --no-timing            leave out the profile's timing model (docs/timing.md)\n"
+	  "  --start-mb N           place the device N MB (10^6 B) into the profile's drive (drive_mb)\n"
 	  " drive-managed:\n"
 	  "  --band SIZE            band size, 1M to 256M\n"
 	  "  --cache SIZE|N%        persistent cache (default 1% of the size, a band at least)\n"

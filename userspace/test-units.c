@@ -345,6 +345,28 @@ static void test_profiles(const char *dir)
 		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
 		   smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
 		   strstr(err, "cache_at"), "host-managed: cache_at refused (%s)", err);
+		/* The drive the device is a slice of: drive_mb, start_mb. */
+		geom_init(&g);
+		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%sdrive_mb = 8000000\n", tm);
+		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
+		   !smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(t, " timing 14 rpm 7200 ") && strstr(t, " drive_mb 8000000") &&
+		   !strstr(t, "start_mb"), "drive_mb goes into the timing group (%s)", t);
+		g.start_mb = 4000000;
+		ok(!smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(t, " timing 16 rpm 7200 ") && strstr(t, " drive_mb 8000000 start_mb 4000000"),
+		   "start_mb follows drive_mb (%s)", t);
+		g.start_mb = 7999990;
+		ok(smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(err, "does not fit on the drive"), "a device past the drive's end refused (%s)", err);
+		geom_init(&g);
+		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%sstart_mb = 5\n", tm);
+		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
+		   smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(err, "no drive_mb"), "start_mb without drive_mb refused (%s)", err);
+		geom_init(&g);
+		ok(profile_apply_text("model = caveat\ndrive_mb = 0\n", "p", &g, err, sizeof(err)) &&
+		   strstr(err, "drive_mb"), "drive_mb 0 refused (%s)", err);
 		geom_init(&g);
 		ok(profile_apply_text("model = caveat\nrpm = fast\n", "p", &g, err, sizeof(err)) &&
 		   strstr(err, "bad value 'fast' for rpm"), "a timing key needs a number (%s)", err);

@@ -78,7 +78,8 @@ def smrctl_create_args(name, model, o):
              "cache": "--cache", "idle_ms": "--idle-ms", "policy": "--policy",
              "zone": "--zone", "zone_capacity": "--zone-capacity", "conv": "--conv",
              "max_open": "--max-open", "max_active": "--max-active", "did": "--did",
-             "dnor": "--dnor", "block_size": "--block-size", "unshingled": "--unshingled"}
+             "dnor": "--dnor", "block_size": "--block-size", "unshingled": "--unshingled",
+             "start_mb": "--start-mb"}
     for k, f in flags.items():
         if o.get(k):
             a += [f, o[k]]

@@ -90,7 +90,7 @@ def split_values(v):
 DEVICE_KEYS = {"model", "backing", "path", "size", "band", "cache", "idle_ms",
                "policy", "seq_bypass", "zone", "zone_capacity", "conv",
                "max_open", "max_active", "did", "dnor", "block_size",
-               "unshingled", "profile", "fs", "via", "name"}
+               "unshingled", "profile", "start_mb", "fs", "via", "name"}
 JOB_KEYS = {"file", "devices", "description", "timeout", "wait_clean"}
 
 

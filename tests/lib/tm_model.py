@@ -20,12 +20,25 @@ these figures.
                                               sectors with CACHED cached
                                               blocks, cache of CACHE
                                               sectors at cache_at
+    tm_model.py alt SPAN BS A B KEY VALUE...  MB/s of two sequential
+                                              streams of BS-byte writes
+                                              from sectors A and B, one
+                                              write of each in turn
+
+SPAN is the device's length in sectors. With drive_mb (and start_mb)
+among the keys the device is that slice of a drive of drive_mb decimal
+MB, as smr_tm_create() places it; positions stay the device's sectors.
 """
 import sys
 
 FRAC = 20  # fixed-point bits, as SMR_TM_FRAC_SHIFT
 KEYS = ("rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
-        "id_mbps", "overhead_us", "cache_at")
+        "id_mbps", "overhead_us", "cache_at", "drive_mb", "start_mb")
+
+
+def mb_sectors(mb):
+    """smr_tm_mb(): decimal MB to sectors, rounded down."""
+    return mb * 1000000 // 512
 
 
 def isqrt(n):
@@ -41,9 +54,11 @@ def isqrt(n):
 
 
 class Model:
-    """One timing group over SPAN platter sectors (smr_tm_create())."""
+    """One timing group for a device of LENGTH sectors (smr_tm_create()):
+    over [0, LENGTH), or at start_mb on a drive of drive_mb. span and
+    base are the kernel's: the platter's sectors, the device's first."""
 
-    def __init__(self, keys, span):
+    def __init__(self, keys, length):
         self.p = dict.fromkeys(KEYS, 0)
         for k, v in keys.items():
             if k not in KEYS:
@@ -54,7 +69,15 @@ class Model:
         v = (p["seek_avg_us"] - p["seek_t2t_us"]) * 1000
         if 5 * f > 15 * v or 15 * v > 8 * f:
             raise ValueError("seek_avg_us outside the curve's bounds")
-        self.span = span
+        self.len = length
+        self.span, self.base = length, 0
+        if p["drive_mb"]:
+            self.span = mb_sectors(p["drive_mb"])
+            self.base = mb_sectors(p["start_mb"])
+            if self.base + length > self.span:
+                raise ValueError("the device does not fit on the drive")
+        elif p["start_mb"]:
+            raise ValueError("start_mb needs drive_mb")
         self.t2t = p["seek_t2t_us"] * 1000
         self.a = (15 * v - 5 * f) // 3
         self.b = f - self.a
@@ -77,20 +100,35 @@ class Model:
         kbps = self.od - (((self.od - self.id) * self.frac(pos)) >> FRAC)
         return t + nsect * 512 * 1000000 // kbps
 
+    def pos(self, s):
+        """smr_tm_pos(): the platter position of device sector S."""
+        return self.base + s
+
     def random_us(self, nsect, n=400):
         """Mean service time of NSECT at uniformly random positions over
-        the span, from the previous one: a deterministic n x n grid."""
-        step = self.span // n
+        the device, from the previous one: a deterministic n x n grid."""
+        step = self.len // n
         tot = 0
         for i in range(n):
             for j in range(n):
-                tot += self.service_ns(i * step + step // 2,
-                                       j * step + step // 3, nsect)
+                tot += self.service_ns(self.pos(i * step + step // 2),
+                                       self.pos(j * step + step // 3), nsect)
         return tot / (n * n) / 1000.0
 
     def seq_mbps(self, pos, nsect):
-        """MB/s of back-to-back sequential I/O of NSECT at POS."""
+        """MB/s of back-to-back sequential I/O of NSECT at device POS."""
+        pos = self.pos(pos)
         return nsect * 512 / self.service_ns(pos, pos, nsect) * 1000.0
+
+    def alt_mbps(self, a, b, nsect, n=64):
+        """MB/s of two sequential streams from device sectors A and B,
+        one write of NSECT from each in turn (a seek between every two)."""
+        t, head, w = 0, None, [self.pos(a), self.pos(b)]
+        for i in range(2 * n):
+            s = w[i % 2]
+            t += self.service_ns(s if head is None else head, s, nsect)
+            head = w[i % 2] = s + nsect
+        return 2 * n * nsect * 512 / t * 1000.0
 
     def range_mbps(self, start, end, nsect):
         """MB/s of sequential I/O of NSECT from START to END: the sum of
@@ -98,7 +136,8 @@ class Model:
         does on the device (the harmonic mean of the rates)."""
         t = 0
         for pos in range(start, end, nsect):
-            t += self.service_ns(pos, pos, min(nsect, end - pos))
+            p = self.pos(pos)
+            t += self.service_ns(p, p, min(nsect, end - pos))
         return (end - start) * 512 / t * 1000.0
 
 
@@ -141,6 +180,13 @@ def band_rewrite_ns(m, band_pos, band_sectors, cache_pos, cache_sectors,
     return t
 
 
+def cache_pos(m, cache_sectors, band_sectors):
+    """smr_dm_timing(): cache and spare band fit after cache_at of the
+    whole drive (the platter span)."""
+    room = cache_sectors + band_sectors
+    return (m.span - room) * m.p["cache_at"] // 1000 if room < m.span else 0
+
+
 def cleaning_s(m, nr_bands, band_sectors, cache_pos, cache_sectors, dirty,
                cached, seed=1):
     """Predicted seconds to rewrite DIRTY bands (spread over all NR_BANDS
@@ -151,7 +197,7 @@ def cleaning_s(m, nr_bands, band_sectors, cache_pos, cache_sectors, dirty,
     tot = 0
     for i in range(dirty):
         band = (i * nr_bands) // dirty
-        tot += band_rewrite_ns(m, band * band_sectors, band_sectors,
+        tot += band_rewrite_ns(m, m.pos(band * band_sectors), band_sectors,
                                cache_pos, cache_sectors, per, rng)
     return tot / 1e9
 
@@ -163,7 +209,7 @@ def parse_keys(words):
 
 
 def main(argv):
-    if len(argv) < 4 or argv[1] not in ("random", "seq", "range", "clean"):
+    if len(argv) < 4 or argv[1] not in ("random", "seq", "range", "clean", "alt"):
         sys.stderr.write(__doc__)
         return 2
     span, bs = int(argv[2]), int(argv[3])
@@ -174,15 +220,16 @@ def main(argv):
     elif argv[1] == "range":
         m = Model(parse_keys(argv[6:]), span)
         print("%.2f" % m.range_mbps(int(argv[4]), int(argv[5]), bs // 512))
+    elif argv[1] == "alt":
+        m = Model(parse_keys(argv[6:]), span)
+        print("%.2f" % m.alt_mbps(int(argv[4]), int(argv[5]), bs // 512))
     elif argv[1] == "seq":
         m = Model(parse_keys(argv[5:]), span)
         print("%.2f" % m.seq_mbps(int(argv[4]), bs // 512))
     else:
         band, cache, dirty, cached = bs, int(argv[4]), int(argv[5]), int(argv[6])
         m = Model(parse_keys(argv[7:]), span)
-        # as smr_dm_timing(): cache and spare band fit after cache_at
-        room = cache + band
-        pos = (span - room) * m.p["cache_at"] // 1000 if room < span else 0
+        pos = cache_pos(m, cache, band)
         print("%.1f" % cleaning_s(m, span // band, band, pos, cache, dirty, cached))
     return 0
 

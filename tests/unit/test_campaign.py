@@ -153,6 +153,11 @@ class SizeTableTest(unittest.TestCase):
         self.assertIn("--no-seq-bypass", a)
         self.assertEqual(a[a.index("--idle-ms") + 1], "500")
         self.assertEqual(a[a.index("--band") + 1], "16M")
+        # A slice of the profile's drive (docs/timing.md: drive_mb, start_mb).
+        a = devices.smrctl_create_args("cmp_hm", "host-managed",
+                                       {"backing": "/dev/vda", "profile": "hc620",
+                                        "start_mb": "1000"})
+        self.assertEqual(a[a.index("--start-mb") + 1], "1000")
 
 
 class MatrixTest(unittest.TestCase):

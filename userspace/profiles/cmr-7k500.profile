@@ -8,7 +8,10 @@
 #   and 31.0 MB/s at zone 29 (inner);
 #   published in a review's spec table, not the data sheet: 7200 rpm,
 #   8.5 ms average read seek;
-#   estimates: 1 ms track-to-track, 17 ms full stroke.
+#   estimates: 1 ms track-to-track, 17 ms full stroke;
+#   capacity: 976,773,168 sectors (500,107,862,016 bytes), the IDEMA
+#   LBA count for 500 GB that this drive reports; a device made with this
+#   profile is a slice of it, from --start-mb (default the outer edge).
 description = conventional 7200 rpm disk, 500 GB class (Deskstar 7K500 timing)
 model = caveat
 did = 0
@@ -19,3 +22,4 @@ seek_avg_us = 8500
 seek_full_us = 17000
 od_mbps = 65
 id_mbps = 31
+drive_mb = 500107

@@ -10,6 +10,10 @@
 # near the same family's CMR sibling (Ultrastar DC HC310: 7.4 ms average
 # and 0.23 ms single-track read seek, its data sheet) with a 15 ms full
 # stroke.
+# Capacity, from the published zone report above: 52156 zones of
+# 256 MiB, 14,000,519,643,136 bytes. A device made with this profile is a
+# slice of that drive (from --start-mb, default the outer edge), so zones
+# of a small device are as close as on the real drive.
 description = host-managed, 256 MiB zones, 1% conventional, max 128 open, 7200 rpm timing (HC620-like)
 model = host-managed
 zone = 256M
@@ -21,3 +25,4 @@ seek_avg_us = 7500
 seek_full_us = 15000
 od_mbps = 233
 id_mbps = 110
+drive_mb = 14000519

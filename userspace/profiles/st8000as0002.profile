@@ -26,6 +26,10 @@ seq_bypass = on
 # ((190 + 110) / 2 = 150). Estimates, not found published: the three
 # seek times, and the cache at the outer edge (cache_at 0; Skylight
 # located the persistent cache by timing, we could not read its figure).
+# Capacity: 15,628,053,168 sectors (8,001,563,222,016 bytes), the IDEMA
+# LBA count for 8 TB, which this drive reports. The device is a slice of
+# that drive (from --start-mb, default the outer edge), and cache_at is
+# a position on the whole drive.
 rpm = 5900
 seek_t2t_us = 1000
 seek_avg_us = 11000
@@ -33,3 +37,4 @@ seek_full_us = 22000
 od_mbps = 190
 id_mbps = 110
 cache_at = 0
+drive_mb = 8001563
