@@ -143,7 +143,7 @@ print(st[30])   # model_busy_ms
 os.close(fd)
 EOF
 }
-dm_create tm03 "$DMT timing 16 $K cache_at 0 $DRIVE start_mb 250053" ||
+dm_create tm03 "$DMT timing 18 $K cache_at 0 $DRIVE start_mb 250053" ||
 	bail "cannot create the drive-managed device"
 udevadm settle 2> /dev/null
 placed=$(pairs)
