@@ -20,6 +20,11 @@
  *     (smr_tm_end_bio(): a per-bio timer), and the drive's own work waits
  *     for the modelled end of each step (smr_tm_wait()), so the wall clock
  *     of the host follows the modelled clock of the drive;
+ *   - optionally a volatile write cache (wcache_mib): a host write is
+ *     acknowledged at interface speed while the cache has room, and
+ *     destaged by the actuator in the order charged; a flush or a FUA
+ *     write waits for the destage (smr_tm_charge_host(),
+ *     smr_tm_flush_end()). Timing only;
  *   - the real I/O is issued to the backing as without the model, so data,
  *     flushes and crash safety do not change.
  *
@@ -57,12 +62,15 @@ enum smr_tm_key {
 				   MB (optional: the device is the drive) */
 	SMR_TM_START_MB,	/* start_mb: where the device starts on that
 				   drive, decimal MB (optional, 0) */
+	SMR_TM_WCACHE,		/* wcache_mib: volatile write cache, MiB
+				   (optional, 0: none) */
 	SMR_TM_NR_KEYS
 };
 
 /* Keys a target may leave out; the others are required. */
 #define SMR_TM_OPTIONAL		(BIT(SMR_TM_OVERHEAD) | BIT(SMR_TM_CACHE_AT) | \
-				 BIT(SMR_TM_DRIVE_MB) | BIT(SMR_TM_START_MB))
+				 BIT(SMR_TM_DRIVE_MB) | BIT(SMR_TM_START_MB) | \
+				 BIT(SMR_TM_WCACHE))
 /* The keys a model takes: all of them, or all but the cache position. */
 #define SMR_TM_KEYS_ALL		(BIT(SMR_TM_NR_KEYS) - 1)
 #define SMR_TM_KEYS_NO_CACHE	(SMR_TM_KEYS_ALL & ~BIT(SMR_TM_CACHE_AT))
@@ -80,6 +88,19 @@ struct smr_tm_stats {
 	u64 ios;		/* I/Os charged */
 };
 
+/*
+ * The write cache's contents, as few segments: each the bytes of one or
+ * more host writes whose destage ends at @end (the newest write's). A
+ * segment takes writes until it holds an eighth of the cache; the cache
+ * holds at most its size (plus the writes waiting for room), so 16
+ * segments are enough, and with all in use the newest takes the rest.
+ */
+#define SMR_TM_WC_SEGS		16
+struct smr_tm_wc_seg {
+	u64 end;
+	u64 bytes;
+};
+
 struct smr_tm {
 	struct smr_tm_params p;
 	sector_t span;		/* platter sectors: the whole drive */
@@ -95,6 +116,16 @@ struct smr_tm {
 	sector_t head;		/* where the last I/O ended */
 	bool quiet;		/* suspending: nothing waits for the model */
 	struct list_head armed;	/* smr_tm_bio timers pending, under lock */
+	/*
+	 * The volatile write cache (wc_cap 0: none), under lock: a ring of
+	 * segments, oldest at wc_head, in destage order; full, the newest
+	 * takes the next write in.
+	 */
+	u64 wc_cap;		/* bytes */
+	u64 wc_bytes;		/* in the ring */
+	u64 link_until;		/* the host interface is busy until */
+	unsigned int wc_head, wc_nr;
+	struct smr_tm_wc_seg wc[SMR_TM_WC_SEGS];
 	wait_queue_head_t quiet_wait;	/* smr_tm_wait() sleepers */
 	struct smr_tm_stats st;
 };
@@ -157,6 +188,21 @@ static inline sector_t smr_tm_pos(struct smr_tm *tm, sector_t s)
 u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
 		  u64 *svc_ns);
 
+/*
+ * Charge a host I/O of @nsect at @pos with the flags @opf of its bio:
+ * as smr_tm_charge(), but with a write cache a write (not FUA) is
+ * acknowledged from the cache: returns when (ktime_get_ns()) the host
+ * sees it end. O(SMR_TM_WC_SEGS), any context.
+ */
+u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
+		       blk_opf_t opf);
+
+/*
+ * When the write cache's contents are destaged (ktime_get_ns()), for a
+ * flush to wait for; 0 when it holds nothing (or there is none).
+ */
+u64 smr_tm_flush_end(struct smr_tm *tm);
+
 /* The modelled end of everything charged so far. */
 u64 smr_tm_busy_until(struct smr_tm *tm);
 
@@ -197,7 +243,8 @@ void smr_tm_wait(struct smr_tm *tm, u64 end);
  * Suspending (on): from now nothing waits for the model; pending timers
  * are cancelled and their completions run now, sleepers in smr_tm_wait()
  * wake. Live again (off): the backlog charged meanwhile is dropped, so
- * the first I/O after a resume does not wait for time nobody waited.
+ * the first I/O after a resume does not wait for time nobody waited (the
+ * write cache's contents with it).
  * Process context.
  */
 void smr_tm_set_quiet(struct smr_tm *tm, bool quiet);

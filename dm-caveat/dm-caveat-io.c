@@ -52,8 +52,8 @@ static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 	struct bio *clone;
 
 	if (sc->tm)
-		io->tm.end = smr_tm_charge(sc->tm, smr_tm_pos(sc->tm, sector),
-					   bio_sectors(bio), NULL);
+		io->tm.end = smr_tm_charge_host(sc->tm, smr_tm_pos(sc->tm, sector),
+						bio_sectors(bio), bio->bi_opf);
 	clone = bio_alloc_clone(sc->dev->bdev, bio, GFP_NOIO, &sc->bs);
 	clone->bi_iter.bi_sector = sc->data_start + sector;
 	/* The worker commits before it acknowledges a FUA write. */

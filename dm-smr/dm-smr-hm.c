@@ -241,9 +241,10 @@ static void smr_hm_prep(struct smr_hm_io *io, sector_t bsector, sector_t pos)
 
 	/* Sequential writes were charged in write pointer order already. */
 	if (io->sc->tm && !io->tb.end)
-		io->tb.end = smr_tm_charge(io->sc->tm,
-					   smr_tm_pos(io->sc->tm, pos),
-					   bio_sectors(clone), NULL);
+		io->tb.end = smr_tm_charge_host(io->sc->tm,
+						smr_tm_pos(io->sc->tm, pos),
+						bio_sectors(clone),
+						io->orig->bi_opf);
 	clone->bi_iter.bi_sector = bsector;
 	clone->bi_end_io = smr_hm_clone_endio;
 }
@@ -324,9 +325,9 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	list_add_tail(&io->node, &z->fifo);
 	/* Charged in write pointer order, as a drive takes a zone's writes. */
 	if (sc->tm)
-		io->tb.end = smr_tm_charge(sc->tm,
-					   smr_tm_pos(sc->tm, smr_zone_start(sc, zno) + off),
-					   nr, NULL);
+		io->tb.end = smr_tm_charge_host(sc->tm,
+						smr_tm_pos(sc->tm, smr_zone_start(sc, zno) + off),
+						nr, bio->bi_opf);
 	z->wp += nr;
 	if (z->wp == sc->zone_capacity)
 		smr_cond_enter(sc, z, BLK_ZONE_COND_FULL);
@@ -587,6 +588,18 @@ static void smr_hm_commit_work(struct work_struct *work)
 	    !bio_list_empty(&clones)) {
 		if (smr_md_commit(sc))
 			sts = BLK_STS_IOERR;
+	}
+	/*
+	 * The timing model's write cache: a flush (a FUA write, a preflush)
+	 * ends once the cache is destaged. Bounded by the destage time of
+	 * wcache_mib; at once when suspending.
+	 */
+	if (sc->tm && (!bio_list_empty(&flushes) || !bio_list_empty(&commits) ||
+		       !bio_list_empty(&preflush) || !bio_list_empty(&clones))) {
+		u64 end = smr_tm_flush_end(sc->tm);
+
+		if (end)
+			smr_tm_wait(sc->tm, end);
 	}
 
 	/*

@@ -33,7 +33,8 @@ import sys
 
 FRAC = 20  # fixed-point bits, as SMR_TM_FRAC_SHIFT
 KEYS = ("rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
-        "id_mbps", "overhead_us", "cache_at", "drive_mb", "start_mb")
+        "id_mbps", "overhead_us", "cache_at", "drive_mb", "start_mb",
+        "wcache_mib")  # the write cache changes when, not how long
 
 
 def mb_sectors(mb):

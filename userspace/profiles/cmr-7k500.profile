@@ -23,3 +23,6 @@ seek_full_us = 17000
 od_mbps = 65
 id_mbps = 31
 drive_mb = 500107
+# Write cache: 16 MB, the buffer listed for the SATA model (KLA360) in
+# product listings; estimate, not read in the data sheet here.
+wcache_mib = 16

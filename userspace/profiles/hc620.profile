@@ -26,3 +26,7 @@ seek_full_us = 15000
 od_mbps = 233
 id_mbps = 110
 drive_mb = 14000519
+# Write cache: 512 MiB; estimate (the size press and listings give for
+# the Ultrastar DC HC600 family; we could not read it in the drive's
+# specification).
+wcache_mib = 512

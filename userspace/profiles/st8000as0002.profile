@@ -38,3 +38,6 @@ od_mbps = 190
 id_mbps = 110
 cache_at = 0
 drive_mb = 8001563
+# Write cache: 128 MB, as product listings give it for this drive;
+# estimate, not read in the data sheet here.
+wcache_mib = 128
