@@ -53,6 +53,8 @@ static const struct {
 	[SMR_TM_START_MB] = { "start_mb", 0, U32_MAX },
 	/* Drives have 16 MiB to 1 GiB of DRAM; 0 is no cache. */
 	[SMR_TM_WCACHE] = { "wcache_mib", 0, 4096 },
+	/* SATA NCQ takes 32 commands; 0 is no queue (arrival order). */
+	[SMR_TM_QDEPTH] = { "queue_depth", 0, 32 },
 };
 
 /*
@@ -144,6 +146,8 @@ end:
 	return 0;
 }
 
+static enum hrtimer_restart smr_tm_act_fire(struct hrtimer *t);
+
 struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 			     char **error)
 {
@@ -186,8 +190,12 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 	tm->od_kbps = p->v[SMR_TM_OD] * 1000;
 	tm->id_kbps = p->v[SMR_TM_ID] * 1000;
 	tm->wc_cap = (u64)p->v[SMR_TM_WCACHE] << 20;
+	tm->qd = p->v[SMR_TM_QDEPTH];
 	spin_lock_init(&tm->lock);
 	INIT_LIST_HEAD(&tm->armed);
+	INIT_LIST_HEAD(&tm->queue);
+	smr_hrtimer_setup(&tm->act, smr_tm_act_fire, CLOCK_MONOTONIC,
+			  HRTIMER_MODE_ABS_SOFT);
 	init_waitqueue_head(&tm->quiet_wait);
 	tm->busy_until = ktime_get_ns();
 	return tm;
@@ -195,6 +203,10 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 
 void smr_tm_destroy(struct smr_tm *tm)
 {
+	if (!tm)
+		return;
+	/* Quiet since presuspend: nothing is queued, nothing re-arms it. */
+	hrtimer_cancel(&tm->act);
 	kfree(tm);
 }
 
@@ -411,29 +423,159 @@ static enum hrtimer_restart smr_tm_timer(struct hrtimer *t)
 	return fn(t);
 }
 
+/*
+ * Under tm->lock: tb's completion @fn at @end. Armed and listed together:
+ * smr_tm_set_quiet() sees both.
+ */
+static void smr_tm_arm(struct smr_tm *tm, struct smr_tm_bio *tb, u64 end)
+{
+	tb->end = end;
+	list_add_tail(&tb->node, &tm->armed);
+	smr_hrtimer_setup(&tb->timer, smr_tm_timer, CLOCK_MONOTONIC,
+			  HRTIMER_MODE_ABS_SOFT);
+	hrtimer_start(&tb->timer, ns_to_ktime(end), HRTIMER_MODE_ABS_SOFT);
+}
+
 bool smr_tm_defer(struct smr_tm *tm, struct smr_tm_bio *tb,
 		  enum hrtimer_restart (*fn)(struct hrtimer *))
 {
-	u64 now = ktime_get_ns();
+	u64 now = ktime_get_ns(), end;
 	unsigned long flags;
 
 	spin_lock_irqsave(&tm->lock, flags);
-	if (now < tb->end && !tm->quiet) {
-		/* Armed and listed together: smr_tm_set_quiet() sees both. */
+	if (tb->queued) {
+		/* Not served yet: smr_tm_dispatch() arms it at its end. */
 		tb->tm = tm;
 		tb->fn = fn;
-		list_add_tail(&tb->node, &tm->armed);
-		smr_hrtimer_setup(&tb->timer, smr_tm_timer, CLOCK_MONOTONIC,
-				  HRTIMER_MODE_ABS_SOFT);
-		hrtimer_start(&tb->timer, ns_to_ktime(tb->end),
-			      HRTIMER_MODE_ABS_SOFT);
+		tb->waiting = true;
+		spin_unlock_irqrestore(&tm->lock, flags);
+		return true;
+	}
+	end = max(tb->end, tb->qend);
+	if (now < end && !tm->quiet) {
+		tb->tm = tm;
+		tb->fn = fn;
+		smr_tm_arm(tm, tb, end);
 		spin_unlock_irqrestore(&tm->lock, flags);
 		return true;
 	}
 	spin_unlock_irqrestore(&tm->lock, flags);
-	if (tb->end && now > tb->end)
-		smr_tm_late(tm, now, tb->end);
+	if (end && now > end)
+		smr_tm_late(tm, now, end);
 	return false;
+}
+
+/*
+ * Under tm->lock, the actuator idle: serve the next queued request. The
+ * candidates are the oldest tm->qd; the one whose service (positioning
+ * and transfer from where the head is) is shortest goes first, and each
+ * older candidate it passes counts one more overtaking. A request
+ * overtaken tm->qd times goes first instead: the oldest is always the
+ * most overtaken (every request that passed a younger one passed it
+ * too), so that is the oldest. Hence no request is served after more
+ * than qd requests that came after it: a request with k queued before
+ * it is served within k + qd + 1 services. O(qd).
+ */
+static void smr_tm_dispatch(struct smr_tm *tm, u64 now)
+{
+	struct smr_tm_bio *tb, *best, *oldest;
+	unsigned int i = 0;
+	u64 t, bt = U64_MAX, end;
+
+	oldest = list_first_entry_or_null(&tm->queue, struct smr_tm_bio, qnode);
+	if (!oldest)
+		return;
+	best = oldest;
+	if (oldest->overtaken >= tm->qd) {
+		tm->st.forced++;
+	} else {
+		list_for_each_entry(tb, &tm->queue, qnode) {
+			if (i++ == tm->qd)
+				break;
+			t = smr_tm_service(tm, tm->head, tb->pos, tb->nsect);
+			if (t < bt) {
+				bt = t;
+				best = tb;
+			}
+		}
+		if (best != oldest) {
+			tm->st.reordered++;
+			list_for_each_entry(tb, &tm->queue, qnode) {
+				if (tb == best)
+					break;
+				tb->overtaken++;
+			}
+		}
+	}
+	list_del_init(&best->qnode);
+	best->queued = false;
+	end = smr_tm_charge_locked(tm, now, best->pos, best->nsect, NULL);
+	best->qend = end;
+	if (best->waiting)
+		smr_tm_arm(tm, best, max(best->end, end));
+	tm->act_armed = true;
+	hrtimer_start(&tm->act, ns_to_ktime(end), HRTIMER_MODE_ABS_SOFT);
+}
+
+/* The end of a service: the actuator takes the next queued request. */
+static enum hrtimer_restart smr_tm_act_fire(struct hrtimer *t)
+{
+	struct smr_tm *tm = container_of(t, struct smr_tm, act);
+	unsigned long flags;
+
+	spin_lock_irqsave(&tm->lock, flags);
+	tm->act_armed = false;
+	/* Quiet: smr_tm_set_quiet() empties the queue. */
+	if (!tm->quiet)
+		smr_tm_dispatch(tm, ktime_get_ns());
+	spin_unlock_irqrestore(&tm->lock, flags);
+	return HRTIMER_NORESTART;
+}
+
+void smr_tm_host(struct smr_tm *tm, struct smr_tm_bio *tb, sector_t pos,
+		 sector_t nsect, blk_opf_t opf)
+{
+	unsigned long flags;
+
+	tb->tm = tm;
+	tb->charged = true;
+	/* No queue; or a write the cache takes now, destaged in order. */
+	if (!tm->qd || (tm->wc_cap && op_is_write(opf) && !(opf & REQ_FUA))) {
+		tb->end = smr_tm_charge_host(tm, pos, nsect, opf);
+		return;
+	}
+	spin_lock_irqsave(&tm->lock, flags);
+	if (tm->quiet) {
+		/* Nothing waits for the model while suspending. */
+		tb->end = smr_tm_charge_locked(tm, ktime_get_ns(), pos, nsect,
+					       NULL);
+		spin_unlock_irqrestore(&tm->lock, flags);
+		return;
+	}
+	tb->pos = pos;
+	tb->nsect = nsect;
+	tb->qend = 0;
+	tb->overtaken = 0;
+	tb->waiting = false;
+	tb->queued = true;
+	list_add_tail(&tb->qnode, &tm->queue);
+	if (!tm->act_armed)
+		smr_tm_dispatch(tm, ktime_get_ns());
+	spin_unlock_irqrestore(&tm->lock, flags);
+}
+
+void smr_tm_cancel(struct smr_tm *tm, struct smr_tm_bio *tb)
+{
+	unsigned long flags;
+
+	if (!tm->qd)
+		return;
+	spin_lock_irqsave(&tm->lock, flags);
+	if (tb->queued) {
+		list_del_init(&tb->qnode);
+		tb->queued = false;
+	}
+	spin_unlock_irqrestore(&tm->lock, flags);
 }
 
 void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
@@ -453,6 +595,7 @@ static void smr_tm_clone_endio(struct bio *clone)
 	bio_put(clone);
 	if (sts) {
 		/* A failure is not the drive's time: it ends now. */
+		smr_tm_cancel(tb->tm, tb);
 		bio->bi_status = sts;
 		bio_endio(bio);
 		return;
@@ -466,9 +609,8 @@ void smr_tm_submit(struct smr_tm *tm, struct smr_tm_bio *tb, struct bio *bio,
 {
 	struct bio *clone = bio_alloc_clone(bdev, bio, GFP_NOIO, bs);
 
-	tb->tm = tm;
 	tb->bio = bio;
-	tb->end = smr_tm_charge_host(tm, pos, bio_sectors(bio), bio->bi_opf);
+	smr_tm_host(tm, tb, pos, bio_sectors(bio), bio->bi_opf);
 	clone->bi_iter.bi_sector = sector;
 	/* dm polls only the bios it submits itself (see smr_dm_submit_cache()). */
 	bio_clear_polled(clone);
@@ -511,6 +653,31 @@ void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 	}
 	spin_unlock_irqrestore(&tm->lock, flags);
 	wake_up_all(&tm->quiet_wait);
+
+	/*
+	 * The queue: the actuator stops (its timer re-arms only when not
+	 * quiet), then each queued request leaves, one per lock hold. One
+	 * whose I/O is done completes now; the others complete when their
+	 * I/O is (no end: smr_tm_defer() finds it passed).
+	 */
+	hrtimer_cancel(&tm->act);
+	for (;;) {
+		spin_lock_irqsave(&tm->lock, flags);
+		tm->act_armed = false;
+		tb = list_first_entry_or_null(&tm->queue, struct smr_tm_bio,
+					      qnode);
+		if (!tb) {
+			spin_unlock_irqrestore(&tm->lock, flags);
+			break;
+		}
+		list_del_init(&tb->qnode);
+		tb->queued = false;
+		if (!tb->waiting)
+			tb = NULL;
+		spin_unlock_irqrestore(&tm->lock, flags);
+		if (tb)
+			tb->fn(&tb->timer);
+	}
 
 	/*
 	 * One timer per lock hold (no scan with interrupts off). Nothing is

@@ -20,6 +20,12 @@
  *     (smr_tm_end_bio(): a per-bio timer), and the drive's own work waits
  *     for the modelled end of each step (smr_tm_wait()), so the wall clock
  *     of the host follows the modelled clock of the drive;
+ *   - optionally command queueing (queue_depth): host I/O waits in a
+ *     queue and the actuator, driven by a timer at the end of each
+ *     service, takes the one of the oldest queue_depth requests it can
+ *     reach first, except that no request is overtaken by more than
+ *     queue_depth later ones (smr_tm_host()). The drive's own work
+ *     (smr_tm_charge()) is served first;
  *   - optionally a volatile write cache (wcache_mib): a host write is
  *     acknowledged at interface speed while the cache has room, and
  *     destaged by the actuator in the order charged; a flush or a FUA
@@ -64,13 +70,16 @@ enum smr_tm_key {
 				   drive, decimal MB (optional, 0) */
 	SMR_TM_WCACHE,		/* wcache_mib: volatile write cache, MiB
 				   (optional, 0: none) */
+	SMR_TM_QDEPTH,		/* queue_depth: reorder host I/O within the
+				   oldest this many (optional, 0: arrival
+				   order, no queue) */
 	SMR_TM_NR_KEYS
 };
 
 /* Keys a target may leave out; the others are required. */
 #define SMR_TM_OPTIONAL		(BIT(SMR_TM_OVERHEAD) | BIT(SMR_TM_CACHE_AT) | \
 				 BIT(SMR_TM_DRIVE_MB) | BIT(SMR_TM_START_MB) | \
-				 BIT(SMR_TM_WCACHE))
+				 BIT(SMR_TM_WCACHE) | BIT(SMR_TM_QDEPTH))
 /* The keys a model takes: all of them, or all but the cache position. */
 #define SMR_TM_KEYS_ALL		(BIT(SMR_TM_NR_KEYS) - 1)
 #define SMR_TM_KEYS_NO_CACHE	(SMR_TM_KEYS_ALL & ~BIT(SMR_TM_CACHE_AT))
@@ -86,6 +95,9 @@ struct smr_tm_stats {
 				   modelled ends, summed */
 	u64 late;		/* I/Os whose backing completion came late */
 	u64 ios;		/* I/Os charged */
+	u64 reordered;		/* queued I/Os served before an older one */
+	u64 forced;		/* served first because queue_depth later
+				   ones had overtaken it */
 };
 
 /*
@@ -126,6 +138,15 @@ struct smr_tm {
 	u64 link_until;		/* the host interface is busy until */
 	unsigned int wc_head, wc_nr;
 	struct smr_tm_wc_seg wc[SMR_TM_WC_SEGS];
+	/*
+	 * Command queueing (qd 0: none), under lock: host I/O not served
+	 * yet, in arrival order; the actuator's timer fires at the end of
+	 * each service and serves the next (act_armed while it is set).
+	 */
+	unsigned int qd;
+	struct list_head queue;
+	struct hrtimer act;
+	bool act_armed;
 	wait_queue_head_t quiet_wait;	/* smr_tm_wait() sleepers */
 	struct smr_tm_stats st;
 };
@@ -141,7 +162,26 @@ struct smr_tm_bio {
 	struct smr_tm *tm;
 	struct bio *bio;
 	u64 end;		/* modelled completion, ktime_get_ns() */
+	/* Command queueing (smr_tm_host()), under tm->lock. */
+	struct list_head qnode;	/* in tm->queue while queued */
+	sector_t pos;
+	sector_t nsect;
+	u64 qend;		/* the end of its service, once served */
+	unsigned int overtaken;	/* by later requests, while queued */
+	bool queued;		/* waiting for the actuator: no end yet */
+	bool waiting;		/* its I/O is done: fn runs at its end */
+	bool charged;		/* handed to the model (smr_tm_host()) */
 };
+
+/* A bio's smr_tm_bio, before the model sees it (from map()). */
+static inline void smr_tm_bio_init(struct smr_tm_bio *tb)
+{
+	tb->end = 0;
+	tb->qend = 0;
+	tb->queued = false;
+	tb->waiting = false;
+	tb->charged = false;
+}
 
 /*
  * The end of a table line: if the next word of @as is "timing", read its
@@ -196,6 +236,23 @@ u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
  */
 u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
 		       blk_opf_t opf);
+
+/*
+ * A host I/O of @nsect at @pos, whose completion will wait for the model
+ * through @tb (smr_tm_end_bio() / smr_tm_defer()): without queueing,
+ * charged now (tb->end from smr_tm_charge_host()); with it, queued for
+ * the actuator unless it is a write the write cache takes. O(queue_depth)
+ * under the lock, any context.
+ */
+void smr_tm_host(struct smr_tm *tm, struct smr_tm_bio *tb, sector_t pos,
+		 sector_t nsect, blk_opf_t opf);
+
+/*
+ * @tb's bio ends without waiting for the model (an error): take it off
+ * the queue. Every path that ends a bio given to smr_tm_host() other
+ * than through smr_tm_end_bio() / smr_tm_defer() calls this first.
+ */
+void smr_tm_cancel(struct smr_tm *tm, struct smr_tm_bio *tb);
 
 /*
  * When the write cache's contents are destaged (ktime_get_ns()), for a

@@ -52,8 +52,8 @@ static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 	struct bio *clone;
 
 	if (sc->tm)
-		io->tm.end = smr_tm_charge_host(sc->tm, smr_tm_pos(sc->tm, sector),
-						bio_sectors(bio), bio->bi_opf);
+		smr_tm_host(sc->tm, &io->tm, smr_tm_pos(sc->tm, sector),
+			    bio_sectors(bio), bio->bi_opf);
 	clone = bio_alloc_clone(sc->dev->bdev, bio, GFP_NOIO, &sc->bs);
 	clone->bi_iter.bi_sector = sc->data_start + sector;
 	/* The worker commits before it acknowledges a FUA write. */
@@ -649,7 +649,7 @@ int cv_map_bio(struct dm_target *ti, struct bio *bio)
 	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 
 	io->kind = CV_IO_NONE;
-	io->tm.end = 0;
+	smr_tm_bio_init(&io->tm);
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio)) {
 		/* Numbered in the order they reach the list (cv_wc_flush_fails()). */
 		spin_lock_irq(&sc->lock);

@@ -571,9 +571,8 @@ void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
 	if (sc->tm)
-		io->tm.end = smr_tm_charge_host(sc->tm,
-						smr_dm_tm_pos(sc->dm, sector),
-						bio_sectors(bio), bio->bi_opf);
+		smr_tm_host(sc->tm, &io->tm, smr_dm_tm_pos(sc->dm, sector),
+			    bio_sectors(bio), bio->bi_opf);
 	clone->bi_iter.bi_sector = sector;
 	/* Durability of a FUA write comes from the commit that ends it. */
 	clone->bi_opf &= ~REQ_FUA;

@@ -93,7 +93,7 @@ void smr_dm_io_reset(struct bio *bio)
 	io->indexed = false;
 	io->parked = false;
 	io->wait_since_ns = 0;
-	io->tm.end = 0;
+	smr_tm_bio_init(&io->tm);
 }
 
 int smr_dm_map(struct smr_target *sc, struct bio *bio)

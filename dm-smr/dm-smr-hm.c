@@ -169,6 +169,10 @@ static void smr_hm_io_done(struct bio *clone)
 	unsigned long flags;
 	LIST_HEAD(done);
 
+	/* Ending without the model (a failure): off its queue first. */
+	if (sc->tm)
+		smr_tm_cancel(sc->tm, &io->tb);
+
 	if (io->kind != SMR_IO_SEQ_WRITE) {
 		if (!sts && io->zero_from)
 			smr_zero_tail(orig, io->zero_from);
@@ -239,12 +243,10 @@ static void smr_hm_prep(struct smr_hm_io *io, sector_t bsector, sector_t pos)
 {
 	struct bio *clone = &io->clone;
 
-	/* Sequential writes were charged in write pointer order already. */
-	if (io->sc->tm && !io->tb.end)
-		io->tb.end = smr_tm_charge_host(io->sc->tm,
-						smr_tm_pos(io->sc->tm, pos),
-						bio_sectors(clone),
-						io->orig->bi_opf);
+	/* Sequential writes were handed over in write pointer order already. */
+	if (io->sc->tm && !io->tb.charged)
+		smr_tm_host(io->sc->tm, &io->tb, smr_tm_pos(io->sc->tm, pos),
+			    bio_sectors(clone), io->orig->bi_opf);
 	clone->bi_iter.bi_sector = bsector;
 	clone->bi_end_io = smr_hm_clone_endio;
 }
@@ -270,7 +272,7 @@ static struct smr_hm_io *smr_hm_clone(struct smr_target *sc, struct bio *bio,
 	io->fua = false;
 	io->orphan = false;
 	io->status = BLK_STS_OK;
-	io->tb.end = 0;
+	smr_tm_bio_init(&io->tb);
 	return io;
 }
 
@@ -323,11 +325,14 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	io->gen = z->gen;
 	io->fua = bio->bi_opf & REQ_FUA;
 	list_add_tail(&io->node, &z->fifo);
-	/* Charged in write pointer order, as a drive takes a zone's writes. */
+	/*
+	 * Handed to the model in write pointer order, as a drive takes a
+	 * zone's writes (with queue_depth it may serve them in another).
+	 */
 	if (sc->tm)
-		io->tb.end = smr_tm_charge_host(sc->tm,
-						smr_tm_pos(sc->tm, smr_zone_start(sc, zno) + off),
-						nr, bio->bi_opf);
+		smr_tm_host(sc->tm, &io->tb,
+			    smr_tm_pos(sc->tm, smr_zone_start(sc, zno) + off),
+			    nr, bio->bi_opf);
 	z->wp += nr;
 	if (z->wp == sc->zone_capacity)
 		smr_cond_enter(sc, z, BLK_ZONE_COND_FULL);

@@ -20,6 +20,11 @@ these figures.
                                               sectors with CACHED cached
                                               blocks, cache of CACHE
                                               sectors at cache_at
+    tm_model.py queue SPAN BS QD KEY VALUE... mean service time (us) and
+                                              IOPS of random I/O of BS
+                                              bytes with QD always queued,
+                                              served as smr_tm_dispatch()
+                                              does with queue_depth QD
     tm_model.py alt SPAN BS A B KEY VALUE...  MB/s of two sequential
                                               streams of BS-byte writes
                                               from sectors A and B, one
@@ -121,6 +126,29 @@ class Model:
         pos = self.pos(pos)
         return nsect * 512 / self.service_ns(pos, pos, nsect) * 1000.0
 
+    def queue_us(self, nsect, qd, n=4000, seed=1):
+        """Mean service time of NSECT-sector I/O at random positions over
+        the device with QD requests always queued (a new one arrives as
+        one is served), served as smr_tm_dispatch() does: the shortest
+        service among the oldest QD, unless the oldest was overtaken QD
+        times."""
+        import random
+        rng = random.Random(seed)
+        q = [[self.pos(rng.randrange(self.len - nsect)), 0] for _ in range(qd)]
+        head, tot = self.base, 0
+        for _ in range(n):
+            if q[0][1] >= qd:
+                k = 0
+            else:
+                k = min(range(len(q)), key=lambda i: self.service_ns(head, q[i][0], nsect))
+                for i in range(k):
+                    q[i][1] += 1
+            pos = q.pop(k)[0]
+            tot += self.service_ns(head, pos, nsect)
+            head = pos + nsect
+            q.append([self.pos(rng.randrange(self.len - nsect)), 0])
+        return tot / n / 1000.0
+
     def alt_mbps(self, a, b, nsect, n=64):
         """MB/s of two sequential streams from device sectors A and B,
         one write of NSECT from each in turn (a seek between every two)."""
@@ -210,7 +238,8 @@ def parse_keys(words):
 
 
 def main(argv):
-    if len(argv) < 4 or argv[1] not in ("random", "seq", "range", "clean", "alt"):
+    if len(argv) < 4 or argv[1] not in ("random", "seq", "range", "clean", "alt",
+                                         "queue"):
         sys.stderr.write(__doc__)
         return 2
     span, bs = int(argv[2]), int(argv[3])
@@ -221,6 +250,10 @@ def main(argv):
     elif argv[1] == "range":
         m = Model(parse_keys(argv[6:]), span)
         print("%.2f" % m.range_mbps(int(argv[4]), int(argv[5]), bs // 512))
+    elif argv[1] == "queue":
+        m = Model(parse_keys(argv[5:]), span)
+        us = m.queue_us(bs // 512, int(argv[4]))
+        print("%.1f %.1f" % (us, 1e6 / us))
     elif argv[1] == "alt":
         m = Model(parse_keys(argv[6:]), span)
         print("%.2f" % m.alt_mbps(int(argv[4]), int(argv[5]), bs // 512))

@@ -119,5 +119,20 @@ class PlacementTest(unittest.TestCase):
         self.assertEqual(tm_model.cache_pos(m, 8192, 8192), (m.span - 16384) // 2)
 
 
+
+class QueueTest(unittest.TestCase):
+    """queue_depth: shortest service first among the oldest QD, unless
+    the oldest was overtaken QD times (smr_tm_dispatch())."""
+
+    def test_depth_1_is_arrival_order(self):
+        m = tm_model.Model(CMR, SPAN)
+        self.assertAlmostEqual(m.queue_us(8, 1), m.random_us(8), delta=m.random_us(8) * 0.03)
+
+    def test_depth_32_serves_faster(self):
+        m = tm_model.Model(CMR, SPAN)
+        self.assertLess(m.queue_us(8, 32), 0.7 * m.queue_us(8, 1))
+        self.assertLess(m.queue_us(8, 32), m.queue_us(8, 4))
+
+
 if __name__ == "__main__":
     unittest.main()
