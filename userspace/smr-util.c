@@ -281,7 +281,8 @@ static uint64_t dm_cache_sectors(const struct smr_geom *g, uint64_t len,
 /* The timing model's keys (the kernel checks their ranges). */
 static const char *const timing_keys[] = {
 	"rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
-	"id_mbps", "overhead_us", "cache_at", "drive_mb", "wcache_mib", NULL
+	"id_mbps", "overhead_us", "cache_at", "drive_mb", "wcache_mib",
+	"queue_depth", NULL
 };
 
 static int timing_add(struct smr_geom *g, const char *k, const char *v)

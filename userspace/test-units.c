@@ -365,11 +365,11 @@ static void test_profiles(const char *dir)
 		   smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
 		   strstr(err, "no drive_mb"), "start_mb without drive_mb refused (%s)", err);
 		geom_init(&g);
-		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%swcache_mib = 16\n", tm);
+		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%swcache_mib = 16\nqueue_depth = 32\n", tm);
 		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
 		   !smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
-		   strstr(t, " timing 14 rpm 7200 ") && strstr(t, " wcache_mib 16"),
-		   "wcache_mib goes into the timing group (%s)", t);
+		   strstr(t, " timing 16 rpm 7200 ") && strstr(t, " wcache_mib 16 queue_depth 32"),
+		   "wcache_mib and queue_depth go into the timing group (%s)", t);
 		geom_init(&g);
 		ok(profile_apply_text("model = caveat\ndrive_mb = 0\n", "p", &g, err, sizeof(err)) &&
 		   strstr(err, "drive_mb"), "drive_mb 0 refused (%s)", err);

@@ -41,3 +41,6 @@ drive_mb = 8001563
 # Write cache: 128 MB, as product listings give it for this drive;
 # estimate, not read in the data sheet here.
 wcache_mib = 128
+# Command queueing: SATA NCQ, 32 commands (the depth SATA allows; this
+# drive's own figure not checked). Estimate.
+queue_depth = 32
