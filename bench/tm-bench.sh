@@ -13,10 +13,22 @@
 #     to the model's arithmetic (tests/lib/tm_model.py) and the data
 #     sheet's figure; and what the model costs when it is off: dm-linear
 #     against caveat without timing, 4 KiB random writes at depth 32.
-#  2. The ST8000AS0002 profile (drive-managed) over the scratch disk: 4 KiB
-#     random writes with its cache (scaled up for a small disk) filling:
-#     the fast phase, the collapse, then idle cleaning, against what the
-#     model predicts from the bands dirtied times a band rewrite.
+#  2. The ST8000AS0002 profile (drive-managed) over the scratch disk, as
+#     the first 2 GiB of the 8 TB drive (drive_mb): 4 KiB random writes
+#     with its cache (scaled up for a small disk) filling: the fast
+#     phase, the collapse, then idle cleaning, against what the model
+#     predicts from the bands dirtied times a band rewrite.
+#  3. Placement (drive_mb): the hc620 profile, host-managed, 256 MiB
+#     zones; one stream against two streams in zones 0 and 2, with the
+#     device stretched over the stroke and as a slice of the 14 TB
+#     drive, next to the real drive's 0.46.
+#  4. IOPS against queue depth (1, 4, 32), cmr-7k500 as the whole drive
+#     and as a 1000 MB slice of it, in arrival order and with
+#     queue_depth 32, next to published figures and the model's
+#     arithmetic (tm_model.py queue).
+#  5. The volatile write cache (wcache_mib): 1 MiB sequential writes at
+#     depth 1, and a burst of 4 KiB random writes at depth 1, with and
+#     without it.
 . "$(dirname "$0")/../tests/common.sh"
 _prep_test "timing model benchmark"
 require_cmd fio dmsetup python3 awk
@@ -25,11 +37,16 @@ require_target smr
 
 TM="python3 $SMR_ROOT/tests/lib/tm_model.py"
 say() { diag "bench: $*"; }
-# profile_keys FILE: the timing keys of a profile, as "key value ...".
+# profile_keys FILE [KEY...]: the timing keys of a profile, as
+# "key value ...": the drive's mechanics, and of the other keys
+# (drive_mb, wcache_mib) the ones named.
 profile_keys() {
-	awk -F'=' '/^[ \t]*#/ { next }
+	local f=$1
+	shift
+	awk -F'=' -v more=" $* " '/^[ \t]*#/ { next }
 		{ k = $1; gsub(/[ \t]/, "", k); v = $2; sub(/#.*/, "", v); gsub(/[ \t]/, "", v) }
-		k ~ /^(rpm|seek_t2t_us|seek_avg_us|seek_full_us|od_mbps|id_mbps|overhead_us|cache_at)$/ { printf "%s %s ", k, v }' "$1"
+		k ~ /^(rpm|seek_t2t_us|seek_avg_us|seek_full_us|od_mbps|id_mbps|overhead_us|cache_at)$/ ||
+		index(more, " " k " ") { printf "%s %s ", k, v }' "$f"
 }
 # fio_terse FIELD ARGS...: one field of fio's terse v3 output.
 fio_terse() {
@@ -95,7 +112,7 @@ say "  status after depth 4: model_busy_ms $(awk '{ print $14 }' <<< "$st") for 
 dm_remove tmb
 
 # ------------------------------------ 2. ST8000AS0002, drive-managed ---
-ST=$(profile_keys "$SMR_ROOT/userspace/profiles/st8000as0002.profile")
+ST=$(profile_keys "$SMR_ROOT/userspace/profiles/st8000as0002.profile" drive_mb)
 STN=$(wc -w <<< "$ST")
 SIZE_MB=${TM_BENCH_MB:-2048}
 CACHE_MB=${TM_BENCH_CACHE_MB:-32}
@@ -103,7 +120,7 @@ BAND=61440	# 30 MiB, the profile's
 raw=$(new_backing $((SIZE_MB + CACHE_MB + 64))) || bail "no backing"
 L=$(( SIZE_MB * 2048 / BAND * BAND ))
 CS=$((CACHE_MB * 2048))
-say "2. ST8000AS0002 profile ($ST), drive-managed, $((L / 2048)) MiB, 30 MiB bands, ${CACHE_MB} MiB cache (scaled up from 0.25 % for a small disk), over the scratch disk"
+say "2. ST8000AS0002 profile ($ST), drive-managed, $((L / 2048)) MiB at the start of the 8 TB drive, 30 MiB bands, ${CACHE_MB} MiB cache (scaled up from 0.25 % for a small disk) at its outer edge, over the scratch disk"
 dm_create tmb "0 $L smr $raw drive-managed $BAND 5 cache_sectors $CS idle_ms 1000 format timing $STN $ST" || bail "drive-managed with timing"
 log=$T_WORK/tmb
 fio --name=b --filename=$D --rw=randwrite --bs=4k --runtime="${TM_BENCH_RUNTIME:-30}" \
@@ -131,6 +148,83 @@ t1=$(date +%s)
 st=$(dmsetup status tmb)
 say "  idle cleaning emptied the cache in $((t1 - t0)) s (wall, with idle_ms 1000 first); clean_ms_bg $(awk '{ print $18 }' <<< "$st"), model_clean_ms $(awk '{ print $32 }' <<< "$st") (includes the foreground cleaning during the burst), model_lag_ms $(awk '{ print $33 }' <<< "$st")"
 dm_remove tmb
+
+# ------------------------------------- 3. placement: two zone streams ---
+HC=$(profile_keys "$SMR_ROOT/userspace/profiles/hc620.profile")
+HCD="drive_mb $(profile_keys "$SMR_ROOT/userspace/profiles/hc620.profile" drive_mb | awk '{ for (i = 1; i < NF; i++) if ($i == "drive_mb") print $(i + 1) }')"
+ZS=524288	# 256 MiB
+HL=$((3 * ZS))
+# The 1 GiB null_blk of section 1: a second one does not fit in the
+# guest's memory beside it. Zones 0 and 2 are 512 MiB apart, as zones 1
+# and 3 of the measurement were.
+say "3. hc620 ($HC), host-managed, 3 zones of 256 MiB over the RAM-backed null_blk; 1 MiB writes, 64 MiB per zone"
+for place in stretched slice; do
+	keys=$HC
+	[ $place = slice ] && keys="$HC $HCD"
+	n=$(wc -w <<< "$keys")
+	dm_create tmb "0 $HL smr $nb host-managed $ZS 1 format timing $n $keys" || bail "host-managed with timing"
+	blkzone reset $D
+	one=$(fio_terse 48 --name=one --filename=$D --zonemode=zbd --rw=write --bs=1M \
+		--offset=0 --size=256M --io_size=64M --ioengine=libaio --iodepth=2)
+	blkzone reset $D
+	two=$(fio --direct=1 --output-format=terse --terse-version=3 --group_reporting \
+		--name=z0 --filename=$D --zonemode=zbd --rw=write --bs=1M --offset=0 \
+		--size=256M --io_size=64M --ioengine=psync \
+		--name=z2 --filename=$D --zonemode=zbd --rw=write --bs=1M --offset=$((2 * ZS * 512)) \
+		--size=256M --io_size=64M --ioengine=psync 2>"$T_WORK/zbd.err" | awk -F';' '$1 == 3 { print $48 }')
+	m1=$($TM seq $HL 1048576 0 $keys)
+	m2=$($TM alt $HL 1048576 0 $((2 * ZS)) $keys)
+	say "  $place: one stream (depth 2) $(kib2mb "$one") MB/s, model $m1; two streams (zones 0 and 2, depth 1 each) $(kib2mb "$two") MB/s, model $m2; ratio $(awk -v a="$two" -v b="$one" 'BEGIN { printf "%.2f", a / b }'), model $(awk -v a="$m2" -v b="$m1" 'BEGIN { printf "%.2f", a / b }'); real drive 0.46 (112 / 246 MB/s, the zoned_qd1_writes measurement)"
+	[ "${two%.*}" -gt 0 ] 2>/dev/null || say "  ($place: fio failed: $(tail -3 "$T_WORK/zbd.err" 2>/dev/null))"
+	dm_remove tmb
+done
+
+# ------------------------------------------ 4. IOPS against queue depth ---
+# 4 KiB random writes without a write cache (the model serves reads and
+# writes alike; caveat fails reads of blocks never written), at fio
+# depth 1, 4 and 32, in arrival order and with queue_depth 32; on the
+# device as the whole drive, and as a 1000 MB slice of the 500 GB drive
+# (the test area of the published figures).
+CMRD=$(profile_keys "$SMR_ROOT/userspace/profiles/cmr-7k500.profile" drive_mb)
+SL=$((1000000000 / 512 / 8 * 8))
+say "4. cmr-7k500, 4 KiB random writes by fio depth, in arrival order (FIFO) and with queue_depth 32 (NCQ)"
+for where in "whole $S" "slice $SL"; do
+	set -- $where
+	base=$CMR
+	[ "$1" = slice ] && base=$CMRD
+	for q in 0 32; do
+		keys=$base
+		[ $q = 0 ] || keys="$base queue_depth $q"
+		dm_create tmb "0 $2 caveat $nb 0 0 1 format timing $(wc -w <<< "$keys") $keys" || bail "caveat"
+		udevadm settle 2> /dev/null
+		line=""
+		for qd in 1 4 32; do
+			got=$(fio_terse 49 --name=r --filename=$D --rw=randwrite --bs=4k \
+				--number_ios=$((qd == 1 ? 150 : 400)) --norandommap=1 \
+				--ioengine=libaio --iodepth=$qd --randseed=$((20 + qd)))
+			want=$($TM queue "$2" 4096 $((q ? (qd < q ? qd : q) : 1)) $base | awk '{ printf "%.0f", $2 }')
+			line="$line depth $qd: ${got%.*} IOPS (model $want);"
+		done
+		say "  $1 ($(($2 / 2048)) MiB), $([ $q = 0 ] && echo FIFO || echo "queue_depth $q"):$line"
+		dm_remove tmb
+	done
+done
+say "  published, a 7200 rpm disk over a 1000 MB test area (CrystalDiskMark 3.0 random 4 KiB reads, user runs, drives not named: pastebin.com/XrkgJVUX and pastebin.com/3Q7RYtj9): 95.0 / 79.7 IOPS at depth 1, 209.5 / 232.3 IOPS at depth 32"
+say "  published, the Deskstar 7K500 over its whole stroke (its specification, table 12: 4096 random reads in 55.5 s typical): 73.8 IOPS at depth 1"
+
+# --------------------------------------------- 5. the write cache ---
+say "5. the write cache (wcache_mib), cmr-7k500 as the whole drive, 960 MiB over the RAM-backed null_blk"
+for wc in 0 16; do
+	keys="$CMR"
+	[ $wc = 0 ] || keys="$CMR wcache_mib $wc"
+	dm_create tmb "0 $S caveat $nb 0 0 1 format timing $(wc -w <<< "$keys") $keys" || bail "caveat with timing"
+	seq1=$(fio_terse 48 --name=s --filename=$D --rw=write --bs=1M --size=128M --ioengine=psync)
+	udevadm settle 2> /dev/null
+	rnd1=$(fio_terse 49 --name=r --filename=$D --rw=randwrite --bs=4k --number_ios=256 \
+		--norandommap=1 --ioengine=psync --randseed=31)
+	say "  wcache_mib $wc: sequential 1 MiB writes, depth 1: $(kib2mb "$seq1") MB/s (media rate at the outer edge: $($TM seq $S 1048576 0 $CMR) MB/s); a burst of 256 random 4 KiB writes (1 MiB), depth 1: ${rnd1%.*} IOPS (no cache: model $($TM random $S 4096 $CMR | awk '{ print $2 }'))"
+	dm_remove tmb
+done
 
 dmesg_check
 _show_result
