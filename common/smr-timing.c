@@ -164,8 +164,8 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 	if (p->given & BIT(SMR_TM_DRIVE_MB)) {
 		span = smr_tm_mb(p->v[SMR_TM_DRIVE_MB]);
 		base = smr_tm_mb(p->v[SMR_TM_START_MB]);
-		/* Both below 2^43: no overflow. */
-		if (base + len > span) {
+		/* @len is the table's: compare without adding it. */
+		if (len > span || base > span - len) {
 			*error = "timing: the device does not fit on the drive: start_mb plus the device's length exceeds drive_mb";
 			return ERR_PTR(-EINVAL);
 		}
