@@ -205,7 +205,12 @@ void smr_tm_destroy(struct smr_tm *tm)
 {
 	if (!tm)
 		return;
-	/* Quiet since presuspend: nothing is queued, nothing re-arms it. */
+	/*
+	 * Nothing is queued or armed: a table quiets its model at presuspend,
+	 * and a zoned device that never had a live table waited for its
+	 * last I/O (smr_zdev_put()). So nothing re-arms the actuator.
+	 */
+	WARN_ON_ONCE(!list_empty(&tm->queue) || !list_empty(&tm->armed));
 	hrtimer_cancel(&tm->act);
 	kfree(tm);
 }
@@ -525,9 +530,15 @@ static enum hrtimer_restart smr_tm_act_fire(struct hrtimer *t)
 
 	spin_lock_irqsave(&tm->lock, flags);
 	tm->act_armed = false;
-	/* Quiet: smr_tm_set_quiet() empties the queue. */
+	/*
+	 * Quiet: smr_tm_set_quiet() empties the queue. The next service
+	 * starts when this one ended in the model, not when the timer ran:
+	 * a softirq that runs late must not add its latency to every
+	 * service of a deep queue (the lateness shows in model_lag_ms).
+	 */
 	if (!tm->quiet)
-		smr_tm_dispatch(tm, ktime_get_ns());
+		smr_tm_dispatch(tm, min_t(u64, ktime_get_ns(),
+					  ktime_to_ns(hrtimer_get_expires(t))));
 	spin_unlock_irqrestore(&tm->lock, flags);
 	return HRTIMER_NORESTART;
 }
@@ -539,8 +550,12 @@ void smr_tm_host(struct smr_tm *tm, struct smr_tm_bio *tb, sector_t pos,
 
 	tb->tm = tm;
 	tb->charged = true;
-	/* No queue; or a write the cache takes now, destaged in order. */
-	if (!tm->qd || (tm->wc_cap && op_is_write(opf) && !(opf & REQ_FUA))) {
+	/*
+	 * No queue; or a write the cache takes now, destaged in order (one
+	 * larger than the whole cache is not cached: it queues).
+	 */
+	if (!tm->qd || (tm->wc_cap && op_is_write(opf) && !(opf & REQ_FUA) &&
+			(u64)nsect * SECTOR_SIZE <= tm->wc_cap)) {
 		tb->end = smr_tm_charge_host(tm, pos, nsect, opf);
 		return;
 	}
@@ -628,9 +643,16 @@ void smr_tm_wait(struct smr_tm *tm, u64 end)
 			smr_tm_late(tm, now, end);
 		return;
 	}
-	/* Until @end, or until suspending makes the model quiet. */
-	wait_event_hrtimeout(tm->quiet_wait, READ_ONCE(tm->quiet),
-			     ns_to_ktime(end - now));
+	/*
+	 * Until @end, or until suspending makes the model quiet. TASK_IDLE:
+	 * a flush behind a large write cache of scattered writes may wait
+	 * minutes of modelled destage, as on a real drive; that is neither
+	 * load nor a hung task.
+	 */
+	might_sleep();
+	if (!READ_ONCE(tm->quiet))
+		__wait_event_hrtimeout(tm->quiet_wait, READ_ONCE(tm->quiet),
+				       ns_to_ktime(end - now), TASK_IDLE);
 }
 
 void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)

@@ -169,8 +169,11 @@ static void smr_hm_io_done(struct bio *clone)
 	unsigned long flags;
 	LIST_HEAD(done);
 
-	/* Ending without the model (a failure): off its queue first. */
-	if (sc->tm)
+	/*
+	 * Ending without the model (a failure): off its queue first. A
+	 * success came through the model, which took it off its queue.
+	 */
+	if (sc->tm && sts)
 		smr_tm_cancel(sc->tm, &io->tb);
 
 	if (io->kind != SMR_IO_SEQ_WRITE) {

@@ -200,8 +200,10 @@ static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
 
 static void smr_zdev_free(struct smr_zdev *zdev)
 {
-	smr_tm_destroy(zdev->zc.tm);
+	/* The context's worker looks at the model: it goes first. */
 	smr_hm_ctx_exit(&zdev->zc);
+	smr_tm_destroy(zdev->zc.tm);
+	zdev->zc.tm = NULL;
 	if (zdev->id >= 0)
 		ida_free(&smr_zdev_ida, zdev->id);
 	kfree(zdev);
