@@ -16,32 +16,18 @@
 #   - suspend and resume under modelled I/O lose nothing and hang nothing.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/dm.sh"
+. "$(dirname "$0")/lib/tm.sh"
 _prep_test "timing: the emulated drive takes the modelled time"
 require_cmd python3 dmsetup fio awk
 require_target caveat
 require_target smr
 
-TM="python3 $SMR_ROOT/tests/lib/tm_model.py"
-K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 31"
+K=$TM_K
 nb=$(new_nullb 1024) || bail "no null_blk device"
 S=$((900 * 2048))
 CV="0 $S caveat $nb 0 0"
 D=/dev/mapper/tm01
 
-# field NAME INDEX: the INDEX-th word of NAME's status line (1 = start).
-field() { dmsetup status "$1" | awk -v k="$2" '{ print $k }'; }
-# The caveat line: 3 words of dm's, then 10 counters, then the model's.
-cv_busy() { field "$1" 14; }
-cv_lag() { field "$1" 15; }
-
-# within DESC GOT WANT PCT: ok if GOT is within PCT % of WANT.
-within() {
-	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
-		ok "$1: $2 (model $3, within $4 %)"
-	else
-		not_ok "$1" "got $2, the model predicts $3 (tolerance $4 %)"
-	fi
-}
 
 # kept_up BUSY LAG: did the backing keep up with the model (lag at most a
 # tenth of the busy time)? If not, the figures are the host's (a debug

@@ -20,18 +20,18 @@
 # the host is too slow for it to mean anything (a debug kernel).
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/dm.sh"
+. "$(dirname "$0")/lib/tm.sh"
 _prep_test "timing: the volatile write cache"
 require_cmd python3 dmsetup fio awk
 require_target caveat
 require_target smr
 
-K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 31"
+K=$TM_K
 nb=$(new_nullb 1024) || bail "no null_blk device"
 S=$((512 * 2048))
 CV="0 $S caveat $nb 0 0"
 D=/dev/mapper/tm04
 
-field() { dmsetup status "$1" | awk -v k="$2" '{ print $k }'; }
 
 # burst N BS FLUSH [SEED] [dsync]: N writes of BS bytes at random 4 KiB
 # aligned places, one at a time (O_DIRECT), then an fsync of the device

@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: GPL-2.0
+# tests/lib/tm.sh - helpers for the timing-model tests (tests/test_tm_*.sh).
+# Source after tests/common.sh.
+
+# The model's arithmetic in Python (the kernel's charges).
+TM="python3 $SMR_ROOT/tests/lib/tm_model.py"
+# The timing keys of a 7200 rpm disk the tests share (cmr-7k500's).
+TM_K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 31"
+
+# field NAME INDEX: the INDEX-th word of NAME's status line (1 = start).
+field() { dmsetup status "$1" | awk -v k="$2" '{ print $k }'; }
+# The caveat line: 3 words of dm's, then 10 counters, then the model's.
+cv_busy() { field "$1" 14; }
+cv_lag() { field "$1" 15; }
+
+# within DESC GOT WANT PCT: ok if GOT is within PCT % of WANT.
+within() {
+	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
+		ok "$1: $2 (model $3, within $4 %)"
+	else
+		not_ok "$1" "got $2, the model predicts $3 (tolerance $4 %)"
+	fi
+}
