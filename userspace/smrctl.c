@@ -1234,6 +1234,44 @@ static int cmd_dump(int argc, char **argv)
 	return 0;
 }
 
+/* ---------------------------------------------------------- calibrate --- */
+
+/*
+ * The probe is its own program, smr-calibrate (Python: the fitting reads
+ * better there), installed beside smrctl; this runs it with the same
+ * arguments. Beside the binary first (the source tree, make install),
+ * then PATH.
+ */
+static int cmd_calibrate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "rpm", required_argument, NULL, 'r' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char exe[PATH_MAX - 32], path[PATH_MAX];
+	ssize_t n;
+
+	/* Options are checked here, as every command's are; values there. */
+	while (cmd_getopt(argc, argv, opts) != -1)
+		;
+	cmd_args(argc, argv, 1, 1, "the device to probe");
+	argv[0] = "smr-calibrate";
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		snprintf(path, sizeof(path), "%s/smr-calibrate", dirname(exe));
+		if (!access(path, X_OK)) {
+			execv(path, argv);
+			die("cannot run %s: %s", path, strerror(errno));
+		}
+	}
+	execvp("smr-calibrate", argv);
+	die("smr-calibrate is neither beside smrctl nor in PATH: %s", strerror(errno));
+}
+
 /* ------------------------------------------------------------- main --- */
 
 static const struct command commands[] = {
@@ -1289,6 +1327,13 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump, "NAME [--json]",
 	  "The maybe-damaged extents of caveat NAME, in blocks (root).",
 	  "  --json                 one JSON object, the extents in \"damaged\"\n", NULL },
+	{ "calibrate", cmd_calibrate, "DEV [--output FILE] [--rpm N] [--budget S] [--quiet]",
+	  "Time DEV with direct reads and write a profile for create --profile\n"
+	  "(root, or read access to DEV; refused if DEV is mounted or held).",
+	  "  --output FILE          write the profile to FILE (default: stdout)\n"
+	  "  --rpm N                spindle speed, when DEV shows no rotational latency\n"
+	  "  --budget S             seconds the probes may take (default 120)\n"
+	  "  --quiet                no progress lines\n", NULL },
 	{ "profiles", cmd_profiles, "[--json]", "The drive profiles create --profile takes (any user).",
 	  "  --json                 one JSON object per profile, a line each\n", NULL },
 	{ "event-stats", cmd_event_stats, "[--json] [--rate N] [--reset]",

@@ -68,6 +68,7 @@ class InstallTest(unittest.TestCase):
         self.make("install", *var)
         p = prefix.lstrip("/")
         want = {p + "/sbin/smrd": 0o755, p + "/sbin/smrctl": 0o755,
+                p + "/sbin/smr-calibrate": 0o755,
                 p + "/share/man/man8/smrd.8": 0o644, p + "/share/man/man8/smrctl.8": 0o644,
                 unitdir.lstrip("/") + "/smrd.service": 0o644}
         want.update({p + "/share/smrctl/profiles/" + f: 0o644 for f in PROFILES})

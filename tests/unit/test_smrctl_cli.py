@@ -21,7 +21,7 @@ COMPLETION = os.path.join(ROOT, 'userspace', 'smrctl.bash-completion')
 
 # Every command and its usage line's arguments (smrctl --help lists them).
 COMMANDS = ['create', 'remove', 'status', 'watch', 'wait-clean', 'clean', 'policy',
-            'clear-stats', 'zones', 'dump', 'profiles', 'event-stats']
+            'clear-stats', 'zones', 'dump', 'calibrate', 'profiles', 'event-stats']
 NOBODY = 65534
 
 
@@ -386,7 +386,7 @@ class CompletionTest(SmrctlCase):
 
     def test_commands(self):
         self.assertEqual(self.complete(''), sorted(COMMANDS + ['--help', '--version']))
-        self.assertEqual(self.complete('c'), ['clean', 'clear-stats', 'create'])
+        self.assertEqual(self.complete('c'), ['calibrate', 'clean', 'clear-stats', 'create'])
         self.assertEqual(self.complete('event'), ['event-stats'])
 
     def test_options(self):
