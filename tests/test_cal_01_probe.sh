@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 420
+# SLOW: 1
+# The calibration probe (smrctl calibrate, userspace/smr-calibrate) in a
+# closed loop: emulated drives whose timing this test sets, over a
+# RAM-backed null_blk, are probed, and what the probe recovers is held
+# against what was set, with the tolerances docs/timing.md states:
+#   - a caveat device (DID 0: a plain disk) with a 5400 rpm timing the
+#     test picks, rpm given: media rates within 10 %, seeks within 15 %,
+#     overhead within 1 ms (the guest's own time per command);
+#   - the shipped cmr-7k500 profile (smrctl create --profile), rpm not
+#     given: the emulated drive has no angular position, so the probe
+#     says rpm is assumed and the rotation it could not see is in t2t;
+#     the device is a slice of the profile's 500 GB drive, and the probe
+#     finds that slice's rates and seeks;
+#   - a host-managed device: zone size, conventional zones and the open
+#     limit exactly, from the kernel's zone report, and its timing;
+#   - what it refuses: a device held by another (the null_blk under a dm
+#     device), a file, an unknown option; and the profile it writes
+#     creates a device again.
+# The devices are written whole before they are probed: a caveat device
+# fails reads of blocks never written, a host-managed one answers reads
+# past the write pointer with zeros, neither through the model.
+# When the backing fell behind the model (status: model_lag_ms above a
+# tenth of the busy time) the timing figures are the host's, and their
+# checks are skipped, saying so.
+. "$(dirname "$0")/common.sh"
+. "$SMR_ROOT/tests/lib/tm.sh"
+
+_prep_test "calibration probe: emulated drives' timing recovered from reads"
+require_cmd python3 dmsetup blkzone dd blockdev
+require_target caveat
+require_target smr
+
+CAL=$SMR_ROOT/userspace/smr-calibrate
+SMRCTL=$SMR_ROOT/userspace/smrctl
+[ -x "$SMRCTL" ] || bail "userspace/smrctl is not built"
+nb=$(new_nullb 700) || bail "no null_blk device"
+S=$((576 * 2048))
+
+# key FILE KEY: a profile's value.
+key() { awk -v k="$2" '$1 == k && $2 == "=" { print $3 }' "$1"; }
+
+# near DESC GOT WANT TOL: ok if |GOT - WANT| <= TOL.
+near() {
+	if awk -v g="$2" -v w="$3" -v t="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }'
+	then ok "$1: $2 (set $3, within $4)"
+	else not_ok "$1" "got $2, set $3 (tolerance $4)"; fi
+}
+
+# kept_up NAME: the backing kept up with the model while the probe ran
+# (caveat status; cleared after the fill).
+kept_up() { [ "$(cv_lag "$1")" -le $(( $(cv_busy "$1") / 10 )) ]; }
+# The host-managed status's model_busy_ms and model_lag_ms (docs/dm-smr.rst).
+hm_busy() { field "$1" 26; }
+hm_lag() { field "$1" 27; }
+
+# fill NAME: write the device whole, sequentially (its size is a whole
+# number of MiB).
+fill() {
+	dd if=/dev/zero of="/dev/mapper/$1" bs=1M oflag=direct status=none \
+		count=$(( $(blockdev --getsize64 "/dev/mapper/$1") >> 20 ))
+}
+
+# ---------------------------------------------------------- refusals ---
+check "create a caveat device over the null_blk" dm_create cal01 "0 $S caveat $nb 0 0 1 format"
+out=$("$CAL" "$nb" --quiet 2>&1); rc=$?
+if [ $rc = 1 ] && [[ $out == *"in use"* ]]; then ok "refused: the null_blk, held by the dm device"
+else not_ok "refused: the null_blk, held by the dm device" "exit $rc: $out"; fi
+touch "$T_WORK/file"
+out=$("$CAL" "$T_WORK/file" --quiet 2>&1); rc=$?
+if [ $rc = 1 ] && [[ $out == *"not a block device"* ]]; then ok "refused: a file"
+else not_ok "refused: a file" "exit $rc: $out"; fi
+out=$("$SMRCTL" calibrate /dev/mapper/cal01 --write 2>&1); rc=$?
+if [ $rc = 2 ] && [[ $out == *"unknown option '--write'"* ]]; then ok "refused: an unknown option (no writing probes)"
+else not_ok "refused: an unknown option" "exit $rc: $out"; fi
+check "remove it" dm_remove cal01
+
+# ------------------------------------------- a picked timing, rpm given ---
+K="rpm 5400 seek_t2t_us 2000 seek_avg_us 12000 seek_full_us 24000 od_mbps 50 id_mbps 25 overhead_us 1500"
+check "caveat, DID 0, 5400 rpm, 50-25 MB/s, 1.5 ms overhead" \
+	dm_create cal01 "0 $S caveat $nb 0 0 1 format timing 14 $K"
+check "write it whole" fill cal01
+check "clear its counters" dmsetup message cal01 0 clear_stats
+P=$T_WORK/a.profile
+check "smrctl calibrate --rpm 5400" "$SMRCTL" calibrate /dev/mapper/cal01 --rpm 5400 \
+	--output "$P" --quiet
+diag "$(grep -v '^#' "$P" | tr '\n' ' ')"
+assert_eq "model" caveat "$(key "$P" model)"
+assert_eq "rpm, given" 5400 "$(key "$P" rpm)"
+if grep -q 'rpm .*(given)' "$P"; then ok "the profile says rpm was given"
+else not_ok "the profile says rpm was given" "$(grep rpm "$P")"; fi
+if kept_up cal01; then
+	near "od_mbps" "$(key "$P" od_mbps)" 50 5
+	near "id_mbps" "$(key "$P" id_mbps)" 25 2.5
+	near "overhead_us" "$(key "$P" overhead_us)" 1500 1000
+	near "seek_t2t_us" "$(key "$P" seek_t2t_us)" 2000 1000
+	near "seek_avg_us" "$(key "$P" seek_avg_us)" 12000 1800
+	near "seek_full_us" "$(key "$P" seek_full_us)" 24000 3600
+else
+	skip "the timing figures" "the backing fell behind the model: lag $(cv_lag cal01) ms of $(cv_busy cal01) ms busy"
+fi
+check "remove it" dm_remove cal01
+
+# The profile it wrote makes a device (smrctl create reads it back).
+check "smrctl create --profile the measured profile" \
+	"$SMRCTL" create cal01 --profile "$P" --dev "$nb" --size 512M --format
+[ -b /dev/mapper/cal01 ] && echo cal01 >> "$T_WORK/.dm-devices"
+t=$(dmsetup table cal01)
+case $t in
+*" timing "*"rpm 5400 "*) ok "its table has the measured timing" ;;
+*) not_ok "its table has the measured timing" "$t" ;;
+esac
+check "remove it" dm_remove cal01
+
+# ------------------------------------- a shipped profile, rpm not given ---
+# cmr-7k500 places the device at the outer edge of a 500 GB drive
+# (drive_mb), and the probe sees only the device: as its whole stroke,
+# 0.12 % of the drive's. What it must find is that slice: the outer rate
+# at both ends, and seeks of the drive's curve at that fraction (the fit
+# over the device's own distances has the same shape, scaled).
+PR=$SMR_ROOT/userspace/profiles/cmr-7k500.profile
+check "smrctl create --profile cmr-7k500 (576 MiB at the outer edge of its 500 GB)" \
+	"$SMRCTL" create cal01 --profile cmr-7k500 --dev "$nb" --size 576M --format
+[ -b /dev/mapper/cal01 ] && echo cal01 >> "$T_WORK/.dm-devices"
+check "write it whole" fill cal01
+check "clear its counters" dmsetup message cal01 0 clear_stats
+P=$T_WORK/b.profile
+check "smrctl calibrate, no --rpm" "$SMRCTL" calibrate /dev/mapper/cal01 --output "$P" --quiet
+diag "$(grep -v '^#' "$P" | tr '\n' ' ')"
+if grep -q 'rpm .*(assumed)' "$P"; then ok "the profile says rpm was assumed"
+else not_ok "the profile says rpm was assumed" "$(grep rpm "$P")"; fi
+# The drive's seek at the device's fraction of the stroke (docs/timing.md).
+full=$(awk -v t="$(key "$PR" seek_t2t_us)" -v v="$(key "$PR" seek_avg_us)" \
+	-v f="$(key "$PR" seek_full_us)" -v mb="$(key "$PR" drive_mb)" -v s="$S" 'BEGIN {
+		f -= t; v -= t; a = (15 * v - 5 * f) / 3; b = f - a
+		d = s / (mb * 1000000 / 512)
+		printf "%d", t + a * sqrt(d) + b * d }')
+if kept_up cal01; then
+	near "od_mbps" "$(key "$P" od_mbps)" "$(key "$PR" od_mbps)" 6.5
+	near "id_mbps: the slice's inner end is as fast" "$(key "$P" id_mbps)" "$(key "$PR" od_mbps)" 6.5
+	# t2t + half a revolution is what the probe sees, whatever the rpm.
+	got=$(( $(key "$P" seek_t2t_us) + 30000000 / $(key "$P" rpm) ))
+	want=$(( $(key "$PR" seek_t2t_us) + 30000000 / $(key "$PR" rpm) ))
+	near "t2t + half a revolution" "$got" "$want" 1000
+	got=$(( $(key "$P" seek_full_us) + 30000000 / $(key "$P" rpm) ))
+	want=$(( full + 30000000 / $(key "$PR" rpm) ))
+	near "full stroke of the device + half a revolution" "$got" "$want" 1000
+else
+	skip "the timing figures" "the backing fell behind the model: lag $(cv_lag cal01) ms of $(cv_busy cal01) ms busy"
+fi
+check "remove it" dm_remove cal01
+
+# ------------------------------------------------------ host-managed ---
+ZS=$((32 * 2048))
+check "host-managed: 32 MiB zones, 3 conventional, max_open 6, with timing" \
+	dm_create cal01 "0 $S smr $nb host-managed $ZS 5 conv_zones 3 max_open 6 format timing 12 ${K% overhead_us*}"
+check "write it whole (zone by zone, in order)" fill cal01
+check "clear its counters" dmsetup message cal01 0 clear_stats
+P=$T_WORK/c.profile
+check "smrctl calibrate" "$SMRCTL" calibrate /dev/mapper/cal01 --rpm 5400 --output "$P" --quiet
+diag "$(grep -v '^#' "$P" | tr '\n' ' ')"
+assert_eq "model" host-managed "$(key "$P" model)"
+assert_eq "zone" 32M "$(key "$P" zone)"
+assert_eq "conv" 3 "$(key "$P" conv)"
+assert_eq "max_open" 6 "$(key "$P" max_open)"
+if [ "$(hm_lag cal01)" -le $(( $(hm_busy cal01) / 10 )) ]; then
+	near "od_mbps" "$(key "$P" od_mbps)" 50 5
+	near "id_mbps" "$(key "$P" id_mbps)" 25 2.5
+	near "seek_avg_us" "$(key "$P" seek_avg_us)" 12000 1800
+	near "seek_full_us" "$(key "$P" seek_full_us)" 24000 3600
+else
+	skip "the timing figures" "the backing fell behind the model: lag $(hm_lag cal01) ms of $(hm_busy cal01) ms busy"
+fi
+check "remove it" dm_remove cal01
+
+dmesg_check
+_show_result
