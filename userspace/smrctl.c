@@ -1249,6 +1249,7 @@ static int cmd_calibrate(int argc, char **argv)
 		{ "rpm", required_argument, NULL, 'r' },
 		{ "budget", required_argument, NULL, 'b' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "write-probes", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char exe[PATH_MAX - 32], path[PATH_MAX];
@@ -1327,13 +1328,16 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump, "NAME [--json]",
 	  "The maybe-damaged extents of caveat NAME, in blocks (root).",
 	  "  --json                 one JSON object, the extents in \"damaged\"\n", NULL },
-	{ "calibrate", cmd_calibrate, "DEV [--output FILE] [--rpm N] [--budget S] [--quiet]",
+	{ "calibrate", cmd_calibrate,
+	  "DEV [--output FILE] [--rpm N] [--budget S] [--quiet] [--write-probes]",
 	  "Time DEV with direct reads and write a profile for create --profile\n"
 	  "(root, or read access to DEV; refused if DEV is mounted or held).",
 	  "  --output FILE          write the profile to FILE (default: stdout)\n"
 	  "  --rpm N                spindle speed, when DEV shows no rotational latency\n"
 	  "  --budget S             seconds the probes may take (default 120)\n"
-	  "  --quiet                no progress lines\n", NULL },
+	  "  --quiet                no progress lines\n"
+	  "  --write-probes         also probe a drive-managed disk's cache, bands and\n"
+	  "                         idle time: OVERWRITES random blocks all over DEV\n", NULL },
 	{ "profiles", cmd_profiles, "[--json]", "The drive profiles create --profile takes (any user).",
 	  "  --json                 one JSON object per profile, a line each\n", NULL },
 	{ "event-stats", cmd_event_stats, "[--json] [--rate N] [--reset]",

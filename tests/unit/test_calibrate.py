@@ -62,6 +62,54 @@ class SimDev:
         pass
 
 
+class SimDM(SimDev):
+    """A drive-managed drive as dm-smr charges it: writes off a band's
+    sequential path go to the persistent cache (after cache_at, one slot
+    each); a write that finds the cache full waits for one band rewrite
+    (fifo: the band of the oldest cached write, tm_model.band_rewrite_ns),
+    which frees that band's slots; after IDLE_S of no I/O the drive starts
+    cleaning, and the next write waits for the step in progress (a 4 MiB
+    chunk's read). Time is virtual: sleep() moves it."""
+
+    def __init__(self, keys, size, band, cache, idle_s, **kw):
+        super().__init__(keys, size, **kw)
+        self.band_sect, self.cache_sect = band // 512, cache // 512
+        self.cache_pos = tm_model.cache_pos(self.m, self.cache_sect, self.band_sect)
+        self.slots = []          # bands of the cached blocks, oldest first
+        self.idle_s, self.now, self.last = idle_s, 0.0, 0.0
+        self.rrng = random.Random(5)
+
+    def read(self, off, n):
+        t = super().read(off, n)
+        self.now += t / 1e6
+        self.last = self.now
+        return t
+
+    def write(self, off, n):
+        pos, t = off // 512, 0.0
+        if self.now - self.last >= self.idle_s and self.slots:
+            # background cleaning has a chunk read of its band in flight
+            band_pos = self.slots[0] * self.band_sect
+            t += self.m.service_ns(self.cache_pos, band_pos, tm_model.CHUNK) / 1000.0
+        if len(self.slots) * 8 + 8 > self.cache_sect:
+            b = self.slots[0]
+            t += tm_model.band_rewrite_ns(self.m, b * self.band_sect, self.band_sect,
+                                          self.cache_pos, self.cache_sect,
+                                          self.slots.count(b), self.rrng) / 1000.0
+            self.slots = [x for x in self.slots if x != b]
+            self.head = self.cache_pos
+        at = self.cache_pos + len(self.slots) * 8
+        t += self.m.service_ns(self.head, at, 8) / 1000.0
+        self.head = at + 8
+        self.slots.append(pos // self.band_sect)
+        self.now += t / 1e6
+        self.last = self.now
+        return t
+
+    def sleep(self, s):
+        self.now += s
+
+
 HDD = {"rpm": 7200, "seek_t2t_us": 1000, "seek_avg_us": 8500, "seek_full_us": 17000,
        "od_mbps": 180, "id_mbps": 90, "overhead_us": 300}
 SLOW = {"rpm": 5400, "seek_t2t_us": 2000, "seek_avg_us": 12000, "seek_full_us": 24000,
@@ -184,6 +232,44 @@ class ClosedLoop(unittest.TestCase):
     def test_too_small_a_device_is_refused(self):
         with self.assertRaises(ValueError):
             probe(SimDev(HDD, 32 << 20), rpm=7200)
+
+
+class DriveManaged(unittest.TestCase):
+    def probe_dm(self, band, cache, idle_s, size=64 * GIB):
+        keys = dict(HDD, cache_at=0)
+        dev = SimDM(keys, size, band, cache, idle_s)
+        p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
+        p.run(7200, write=True)
+        return p
+
+    def test_cache_band_and_idle_recovered(self):
+        for band, cache, idle_s, size in ((16 << 20, 64 << 20, 1.0, 64 * GIB),
+                                          (32 << 20, 96 << 20, 3.0, 64 * GIB),
+                                          (8 << 20, 8 << 20, 1.0, 576 << 20),
+                                          (2 << 20, 8 << 20, 0.5, 576 << 20)):
+            p = self.probe_dm(band, cache, idle_s, size)
+            self.assertTrue(p.wrote)
+            self.assertAlmostEqual(p.cache_bytes, cache, delta=0.02 * cache)
+            self.assertAlmostEqual(p.band_bytes, band, delta=0.3 * band)
+            # the first pause at or above idle_s
+            self.assertGreaterEqual(p.idle_ms, idle_s * 1000)
+            self.assertLess(p.idle_ms, 2 * idle_s * 1000 + 1)
+            text = cal.profile_text(p, "/dev/sim", "now")
+            self.assertIn("model = drive-managed\n", text)
+            self.assertIn("cache = %dM\n" % (cache >> 20), text)
+            self.assertIn("overwrote random blocks", text)
+
+    def test_no_collapse_within_the_budget_is_a_note(self):
+        dev = SimDev(HDD, 64 * GIB)
+        dev.write = lambda off, n: 100.0
+        p = cal.Probe(dev, 600, quiet=True)
+        p.run(7200)
+        p.deadline = 0  # out of time before any collapse
+        p.cache()
+        self.assertIsNone(p.cache_bytes)
+        self.assertTrue(any("no collapse" in n for n in p.notes))
+        self.assertIn("model = caveat", cal.profile_text(p, "/dev/sim", "now"))
 
 
 class Command(unittest.TestCase):
