@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# TIMEOUT: 420
+# TIMEOUT: 600
 # SLOW: 1
 # The calibration probe (smrctl calibrate, userspace/smr-calibrate) in a
 # closed loop: emulated drives whose timing this test sets, over a
@@ -17,7 +17,8 @@
 #   - a host-managed device: zone size, conventional zones and the open
 #     limit exactly, from the kernel's zone report, and its timing;
 #   - a drive-managed device with --write-probes: the cache exactly (to
-#     the MiB), the band within 30 % (an estimate from the time a write
+#     the MiB) and where it is (cache_at within 20 per mille), the band
+#     within 30 % (an estimate from the time a write
 #     waits for a band's cleaning), the idle time from the setting to
 #     four times it (two of the probe's doubling pauses);
 #   - what it refuses: a device held by another (the null_blk under a dm
@@ -26,9 +27,9 @@
 # The devices are written whole before they are probed: a caveat device
 # fails reads of blocks never written, a host-managed one answers reads
 # past the write pointer with zeros, neither through the model.
-# When the backing fell behind the model (status: model_lag_ms above a
-# tenth of the busy time) the timing figures are the host's, and their
-# checks are skipped, saying so.
+# When the backing fell behind the model (status: model_lag_ms above 5 %
+# of the busy time) the timing figures are the host's, and their checks
+# are skipped, saying so.
 . "$(dirname "$0")/common.sh"
 . "$SMR_ROOT/tests/lib/tm.sh"
 
@@ -54,8 +55,10 @@ near() {
 }
 
 # kept_up NAME: the backing kept up with the model while the probe ran
-# (caveat status; cleared after the fill).
-kept_up() { [ "$(cv_lag "$1")" -le $(( $(cv_busy "$1") / 10 )) ]; }
+# (caveat status; cleared after the fill): lag at most 5 % of the busy
+# time. The rate probe is a third of it; media rates a quarter too slow
+# there (a loaded host's RAM disk) made 8 %.
+kept_up() { [ "$(cv_lag "$1")" -le $(( $(cv_busy "$1") / 20 )) ]; }
 # The host-managed status's model_busy_ms and model_lag_ms (docs/dm-smr.rst).
 hm_busy() { field "$1" 26; }
 hm_lag() { field "$1" 27; }
@@ -170,7 +173,7 @@ assert_eq "model" host-managed "$(key "$P" model)"
 assert_eq "zone" 32M "$(key "$P" zone)"
 assert_eq "conv" 3 "$(key "$P" conv)"
 assert_eq "max_open" 6 "$(key "$P" max_open)"
-if [ "$(hm_lag cal01)" -le $(( $(hm_busy cal01) / 10 )) ]; then
+if [ "$(hm_lag cal01)" -le $(( $(hm_busy cal01) / 20 )) ]; then
 	near "od_mbps" "$(key "$P" od_mbps)" 50 5
 	near "id_mbps" "$(key "$P" id_mbps)" 25 2.5
 	near "seek_avg_us" "$(key "$P" seek_avg_us)" 12000 1800
@@ -181,13 +184,13 @@ fi
 check "remove it" dm_remove cal01
 
 # ------------------------------------------ drive-managed, writing ---
-# 8 MiB bands, an 8 MiB cache at the outer edge, cleaning after 1 s idle.
+# 8 MiB bands, an 8 MiB cache at 70 % of the stroke, cleaning after 1 s idle.
 # Random writes fill the cache at the speed of appends; then each waits for
 # one band's rewrite (about 0.7 s of this drive), and the probe finds the
 # cache, estimates the band from that wait, and times the idle delay.
 DM="0 $S smr $nb drive-managed 16384 5 cache_sectors 16384 idle_ms 1000 format"
-check "drive-managed: 8 MiB bands, 8 MiB cache, idle_ms 1000, with timing" \
-	dm_create cal01 "$DM timing 14 ${K% overhead_us*} cache_at 0"
+check "drive-managed: 8 MiB bands, 8 MiB cache at 700 per mille, idle_ms 1000, with timing" \
+	dm_create cal01 "$DM timing 14 ${K% overhead_us*} cache_at 700"
 P=$T_WORK/d.profile
 check "smrctl calibrate --write-probes" "$SMRCTL" calibrate /dev/mapper/cal01 --rpm 5400 \
 	--write-probes --output "$P" --quiet
@@ -196,6 +199,7 @@ assert_eq "model" drive-managed "$(key "$P" model)"
 assert_eq "cache" 8M "$(key "$P" cache)"
 b=$(key "$P" band); b=${b%M}
 near "band (an estimate: within 30 %)" "${b:-0}" 8 2.4
+near "cache_at (per mille of the stroke)" "$(key "$P" cache_at)" 700 20
 i=$(key "$P" idle_ms)
 # One write per pause sees the cleaning step in flight, 20 to 110 ms of
 # this drive; a short one can pass for no cleaning: up to two doublings late.

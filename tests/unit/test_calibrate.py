@@ -201,6 +201,13 @@ class ClosedLoop(unittest.TestCase):
             self.assertAlmostEqual(p.full, keys["seek_full_us"],
                                    delta=0.15 * keys["seek_full_us"])
 
+    def test_given_rpm_wins_over_a_spread(self):
+        p = probe(SimDev(HDD, 64 * GIB, rotation=True), rpm=5400)
+        self.assertEqual(p.rpm, 5400)
+        fig = [f for f in p.figures if f.key == "rpm"][0]
+        self.assertEqual(fig.sure, "given")
+        self.assertIn("spread says", fig.how)
+
     def test_profile_reads_back_and_holds_the_figures(self):
         p = probe(SimDev(HDD, 64 * GIB), rpm=7200)
         text = cal.profile_text(p, "/dev/sim", "now")
@@ -235,8 +242,8 @@ class ClosedLoop(unittest.TestCase):
 
 
 class DriveManaged(unittest.TestCase):
-    def probe_dm(self, band, cache, idle_s, size=64 * GIB):
-        keys = dict(HDD, cache_at=0)
+    def probe_dm(self, band, cache, idle_s, size=64 * GIB, cache_at=0):
+        keys = dict(HDD, cache_at=cache_at)
         dev = SimDM(keys, size, band, cache, idle_s)
         p = cal.Probe(dev, 600, quiet=True)
         p.sleep = dev.sleep
@@ -259,6 +266,14 @@ class DriveManaged(unittest.TestCase):
             self.assertIn("model = drive-managed\n", text)
             self.assertIn("cache = %dM\n" % (cache >> 20), text)
             self.assertIn("overwrote random blocks", text)
+            self.assertIn("cache_at = 0\n", text)
+
+    def test_cache_place(self):
+        for cache_at in (0, 300, 500, 1000):
+            for size in (64 * GIB, 576 << 20):
+                p = self.probe_dm(8 << 20, 8 << 20, 1.0, size, cache_at)
+                self.assertAlmostEqual(p.cache_at, cache_at, delta=15,
+                                       msg="size %d" % size)
 
     def test_no_collapse_within_the_budget_is_a_note(self):
         dev = SimDev(HDD, 64 * GIB)
