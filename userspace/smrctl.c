@@ -1334,7 +1334,7 @@ static const struct command commands[] = {
 	  "(root, or read access to DEV; refused if DEV is mounted or held).",
 	  "  --output FILE          write the profile to FILE (default: stdout)\n"
 	  "  --rpm N                spindle speed, when DEV shows no rotational latency\n"
-	  "  --budget S             seconds the probes may take (default 120)\n"
+	  "  --budget S             seconds each probe may take (default 60)\n"
 	  "  --quiet                no progress lines\n"
 	  "  --write-probes         also probe a drive-managed disk's cache, bands and\n"
 	  "                         idle time: OVERWRITES random blocks all over DEV\n", NULL },
