@@ -51,7 +51,8 @@ SMR_DMESG_BAD='WARNING:|BUG:|kernel BUG at|Oops|KASAN|UBSAN|possible circular lo
 #               kernels are affected;
 #   WARNING_AT  ERE matching the "WARNING: CPU: .. at FILE:LINE FUNC" line
 #               that starts the bug's report;
-#   MESSAGE     ERE for a line the bug prints on its own (may be empty);
+#   MESSAGE     ERE for the line the bug prints right after its report
+#               (within 5 lines; empty: none is needed);
 #   WHAT        the bug, its upstream fix, how it was shown not to be ours.
 # Each entry is described in docs/testing.md ("Known kernel bugs").
 SMR_KNOWN_KERNEL_BUGS='6.7|at fs/btrfs/block-group\.c:[0-9]+ btrfs_remove_block_group|BTRFS warning \(device [^)]*\): block group [0-9]+ is removed before metadata write out|btrfs zoned: zone finish moves alloc_offset but not meta_write_pointer, so removing an unused metadata block group warns (upstream "btrfs: zoned: update meta_write_pointer on zone finish"; same warning on zoned null_blk)'
@@ -488,39 +489,51 @@ dm_remove() {
 
 # dmesg_drop_known [SEEN [KVER]]: copy kernel log lines from stdin to
 # stdout, leaving out the reports of SMR_KNOWN_KERNEL_BUGS that affect
-# kernel KVER (default: the running one): a whole report, from "cut here"
-# to "end trace", when its WARNING line matches, and the bug's own message
-# lines. Appends the WHAT of each bug left out to file SEEN, if given.
+# kernel KVER (default: the running one). A report ("cut here" to "end
+# trace") is left out only when its first WARNING line matches the bug,
+# nothing else in it is a report of its own (another WARNING, a BUG, an
+# Oops, KASAN, UBSAN, a general protection fault), and the bug's message
+# follows within 5 lines of its end (then that line goes too). Anything
+# else is copied as it came. Appends the WHAT of each bug left out to file
+# SEEN, if given.
 dmesg_drop_known() {
 	KB="$SMR_KNOWN_KERNEL_BUGS" awk -v kver="${2:-$(uname -r)}" -v seen="$1" '
 	function older(v, fixed,   a, b) {
 		split(v, a, /[.-]/); split(fixed, b, ".")
 		return a[1] + 0 < b[1] + 0 || (a[1] + 0 == b[1] + 0 && a[2] + 0 < b[2] + 0)
 	}
-	function flush(   i) { for (i = 0; i < nb; i++) print buf[i]; nb = 0 }
+	function flush(   i) { for (i = 0; i < nb; i++) print buf[i]; nb = 0; pend = 0 }
 	BEGIN {
 		n = split(ENVIRON["KB"], lines, "\n")
 		for (i = 1; i <= n; i++) {
 			if (split(lines[i], f, "|") != 4 || !older(kver, f[1])) continue
 			nk++; at[nk] = f[2]; msg[nk] = f[3]; what[nk] = f[4]
 		}
+		other = "BUG:|Oops|KASAN|UBSAN|general protection fault"
 	}
-	/-+\[ cut here \]-+/ { flush(); inrep = 1; known = 0 }
+	/-+\[ cut here \]-+/ { flush(); inrep = 1; known = 0; warned = 0; foreign = 0 }
 	inrep {
 		buf[nb++] = $0
-		if (!known && /WARNING: /)
-			for (k = 1; k <= nk; k++) if ($0 ~ at[k]) known = k
+		if (/WARNING: /) {
+			if (warned++) foreign = 1
+			else for (k = 1; k <= nk; k++) if ($0 ~ at[k]) known = k
+		}
+		if ($0 ~ other) foreign = 1
 		if (/---\[ end trace/) {
-			if (known) { nb = 0; hit[known] = 1 } else flush()
 			inrep = 0
+			if (!known || foreign) flush()
+			else if (msg[known] == "") { nb = 0; hit[known] = 1 }
+			else { pend = 5; pk = known }
 		}
 		next
 	}
-	{
-		for (k = 1; k <= nk; k++)
-			if (msg[k] != "" && $0 ~ msg[k]) { hit[k] = 1; next }
-		print
+	pend {
+		if ($0 ~ msg[pk]) { nb = 0; pend = 0; hit[pk] = 1; next }
+		buf[nb++] = $0
+		if (--pend == 0) flush()
+		next
 	}
+	{ print }
 	END {
 		flush()
 		if (seen != "")

@@ -71,6 +71,41 @@ class KnownKernelBugs(unittest.TestCase):
         out, _ = self.drop("6.1.0-56-amd64", cut)
         self.assertIn("WARNING", out)
 
+    def report_lines(self):
+        lines = self.log.splitlines(True)
+        first = next(i for i, l in enumerate(lines) if "cut here" in l)
+        end = next(i for i, l in enumerate(lines) if "end trace" in l)
+        return lines, first, end
+
+    def test_the_same_warning_without_its_message_is_kept(self):
+        # Another WARN_ON in btrfs_remove_block_group (say, zone accounting
+        # a target bug upset) comes without the bug's message.
+        log = "".join(l for l in self.log.splitlines(True)
+                      if "removed before metadata write out" not in l)
+        out, seen = self.drop("6.1.0-56-amd64", log)
+        self.assertIn("WARNING: CPU: 0 PID: 3069", out)
+        self.assertEqual(seen, "")
+
+    def test_a_report_inside_a_known_one_is_kept(self):
+        lines, first, end = self.report_lines()
+        lines.insert(end, "[  168.661000] BUG: kernel NULL pointer dereference, address: 0\n")
+        out, _ = self.drop("6.1.0-56-amd64", "".join(lines))
+        self.assertIn("BUG: kernel NULL pointer", out)
+        self.assertIn("WARNING: CPU: 0 PID: 3069", out)
+
+    def test_an_unended_known_report_does_not_swallow_the_next(self):
+        lines, first, end = self.report_lines()
+        del lines[end]
+        out, _ = self.drop("6.1.0-56-amd64", "".join(lines) + OTHER_WARNING)
+        self.assertIn("smr_zone_write", out)
+        self.assertIn("WARNING: CPU: 0 PID: 3069", out)
+
+    def test_the_message_alone_is_kept(self):
+        line = [l for l in self.log.splitlines(True) if "removed before metadata" in l][0]
+        out, seen = self.drop("6.1.0-56-amd64", line)
+        self.assertEqual(out, line)
+        self.assertEqual(seen, "")
+
     def test_find_errors_uses_the_filter(self):
         hits = shell('uname() { echo 6.1.0-56-amd64; }; dmesg_find_errors || true', self.log)
         self.assertEqual(hits, "")
