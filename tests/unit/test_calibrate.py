@@ -133,9 +133,35 @@ class Fits(unittest.TestCase):
 
     def test_seek_fit_keeps_the_curve_rising(self):
         ds = list(cal.DISTANCES)
-        c, a, b = cal.fit_seek(ds, [1000 + 5000 * d - 3000 * d ** 0.5 for d in ds])
-        self.assertGreaterEqual(a, 0.0)
-        self.assertGreaterEqual(b, 0.0)
+        ts = [1000 + 5000 * d - 3000 * d ** 0.5 for d in ds]
+        c, a, b = cal.fit_seek(ds, ts)
+        self.assertEqual(a, 0.0)  # the sqrt term would fall: left out
+        self.assertGreater(b, 0.0)
+        # ... and the line that is left fits the points as well as a line can
+        c2, b2 = cal.fit_line(ds, ts)
+        self.assertAlmostEqual(c, c2, places=6)
+        self.assertAlmostEqual(b, b2, places=6)
+
+    def test_seek_fit_of_a_falling_curve_is_flat(self):
+        ds = list(cal.DISTANCES)
+        ts = [9000 - 2000 * d - 1000 * d ** 0.5 for d in ds]
+        c, a, b = cal.fit_seek(ds, ts)
+        self.assertEqual((a, b), (0.0, 0.0))
+        self.assertAlmostEqual(c, sum(ts) / len(ts))
+
+    def test_rounded_seeks_always_meet_the_kernels_bounds(self):
+        rng = random.Random(11)
+        keys = dict(HDD)
+        for i in range(3000):
+            c = rng.uniform(0, 20000)
+            a = rng.choice([0.0, rng.uniform(0, 20000)])
+            b = rng.choice([0.0, rng.uniform(0, 20000)])
+            if i % 10 == 0:
+                a = b = 0.0  # a flat fit
+            t2t, avg, full = cal.kernel_seeks(*cal.seek_figures(c, a, b, rng.uniform(0, 8000)))
+            keys.update(seek_t2t_us=t2t, seek_avg_us=avg, seek_full_us=full)
+            self.assertTrue(0 <= t2t <= avg <= full, (t2t, avg, full))
+            tm_model.Model(keys, 1 << 20)  # raises if the kernel would refuse
 
     def test_seek_figures_meet_the_kernels_bounds(self):
         for a, b in ((9000, 0), (0, 9000), (5000, 5000)):
@@ -215,7 +241,9 @@ class ClosedLoop(unittest.TestCase):
                   not l.startswith("#"))
         self.assertEqual(kv["model"], "caveat")
         self.assertEqual(kv["did"], "0")
-        self.assertEqual(kv["drive_mb"], str(64 * GIB // 1000000))
+        # rounded up: a device as large as the probed disk fits the drive
+        self.assertEqual(kv["drive_mb"], str(-(-64 * GIB // 1000000)))
+        tm_model.Model(dict(HDD, drive_mb=int(kv["drive_mb"])), 64 * GIB // 512)
         keys = {k: int(kv[k]) for k in ("rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us",
                                         "od_mbps", "id_mbps", "overhead_us")}
         tm_model.Model(keys, 1 << 20)  # the kernel's bounds hold (raises otherwise)
