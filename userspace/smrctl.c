@@ -1261,12 +1261,14 @@ static int cmd_calibrate(int argc, char **argv)
 	cmd_args(argc, argv, 1, 1, "the device to probe");
 	argv[0] = "smr-calibrate";
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
+	if (n > 0 && n < (ssize_t)sizeof(exe) - 1) {	/* not cut short */
 		exe[n] = 0;
 		snprintf(path, sizeof(path), "%s/smr-calibrate", dirname(exe));
 		if (!access(path, X_OK)) {
 			execv(path, argv);
-			die("cannot run %s: %s", path, strerror(errno));
+			/* ENOENT here is the interpreter: #!/usr/bin/env python3 */
+			die("cannot run %s: %s%s", path, strerror(errno),
+			    errno == ENOENT ? " (is python3 installed?)" : "");
 		}
 	}
 	execvp("smr-calibrate", argv);
