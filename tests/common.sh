@@ -541,11 +541,12 @@ dmesg_drop_known() {
 	}'
 }
 
-# dmesg_find_errors: read kernel log lines on stdin, print the ones that
-# match SMR_DMESG_BAD, known kernel bugs left out (dmesg_drop_known).
-# Exit 0 if there was at least one.
+# dmesg_find_errors [SEEN]: read kernel log lines on stdin, print the ones
+# that match SMR_DMESG_BAD, known kernel bugs left out (dmesg_drop_known,
+# which names those it left out in file SEEN, if given). Exit 0 if there
+# was at least one.
 dmesg_find_errors() {
-	dmesg_drop_known | grep -E -- "$SMR_DMESG_BAD"
+	dmesg_drop_known "${1:-}" | grep -E -- "$SMR_DMESG_BAD"
 }
 
 # dmesg_since MARK: the kernel log after the last line containing MARK

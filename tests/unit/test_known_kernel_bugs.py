@@ -109,6 +109,11 @@ class KnownKernelBugs(unittest.TestCase):
     def test_find_errors_uses_the_filter(self):
         hits = shell('uname() { echo 6.1.0-56-amd64; }; dmesg_find_errors || true', self.log)
         self.assertEqual(hits, "")
+        with tempfile.NamedTemporaryFile("r") as seen:
+            hits = shell('uname() { echo 6.1.0-56-amd64; }; dmesg_find_errors "$1" || true',
+                         self.log, seen.name)
+            self.assertEqual(hits, "")
+            self.assertIn("meta_write_pointer", seen.read(), "the harness's SEEN file")
         hits = shell('uname() { echo 6.12.117+deb12-amd64; }; dmesg_find_errors', self.log)
         self.assertIn("WARNING: CPU: 0 PID: 3069", hits)
         self.assertIn("Call Trace", hits)
