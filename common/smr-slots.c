@@ -159,6 +159,11 @@ int smr_slots_commit(struct smr_slots *ss)
 
 	mutex_lock(&ss->commit_lock);
 	do {
+		if (READ_ONCE(ss->halt)) {
+			/* Power cut: what is not durable yet never will be. */
+			mutex_unlock(&ss->commit_lock);
+			return -EIO;
+		}
 		/*
 		 * The next batch's blocks, from where the last batch ended,
 		 * found before taking the state lock: searching the bitmap

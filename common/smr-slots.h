@@ -69,6 +69,12 @@ struct smr_slots {
 	unsigned long *dirty;		/* per block: needs a commit */
 	struct page *pages[SMR_SLOTS_BATCH];	/* [0] doubles as the superblock's */
 	struct mutex commit_lock;
+	/*
+	 * The drive lost its power (smr-power.h): no batch is built from
+	 * here on, so nothing after the cut reaches the medium; a batch in
+	 * flight finishes, as a drive's last write before the power went.
+	 */
+	bool halt;
 };
 
 /* Sectors the superblock and N blocks take, rounded up to 1 MiB. */
@@ -103,6 +109,12 @@ static inline void smr_slots_mark_dirty(struct smr_slots *ss, u32 k)
 }
 
 int smr_slots_commit(struct smr_slots *ss);
+
+/* Stop every commit from now on (-EIO, quietly). Any context. */
+static inline void smr_slots_halt(struct smr_slots *ss)
+{
+	WRITE_ONCE(ss->halt, true);
+}
 int smr_slots_load(struct smr_slots *ss);
 /*
  * A new format: a new format_id (old copies stop counting), generation 0.
