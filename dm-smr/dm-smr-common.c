@@ -4,7 +4,7 @@
  * from common/: the crash-safe metadata store and superblock steps,
  * table-argument parsing, the generic netlink event scaffolding and the
  * timing model, the claim that keeps one emulated drive per backing
- * device, and the media faults (each module traces them in its own
+ * device, the power switch, and the media faults (each module traces them in its own
  * trace system).
  * One source for both modules, tested by both suites; no third module to
  * load first and no exported symbols.
@@ -16,6 +16,7 @@
 #include "smr-genl.c"
 #include "smr-timing.c"
 #include "smr-claim.c"
+#include "smr-power.c"
 
 #include "dm-smr-trace.h"
 #define smr_fault_trace trace_smr_fault

@@ -537,6 +537,9 @@ static void smr_dm_cache_endio(struct bio *clone)
 	blk_status_t status = clone->bi_status;
 	unsigned long flags;
 
+	/* After a power cut (dm-smr-power.c) no write completes. */
+	if (unlikely(smr_power_is_cut(&sc->power)))
+		status = BLK_STS_IOERR;
 	bio_put(clone);
 	io->status = status;
 	spin_lock_irqsave(&sc->lock, flags);

@@ -155,7 +155,7 @@ void smr_dm_clean_work(struct work_struct *work)
 
 	for (;;) {
 		spin_lock_irq(&sc->lock);
-		if (dm->stop || dm->failed) {
+		if (dm->stop || dm->failed || smr_power_is_cut(&sc->power)) {
 			spin_unlock_irq(&sc->lock);
 			break;
 		}

@@ -87,9 +87,13 @@ static void smr_dm_tm_wait(struct smr_target *sc, u64 end)
 static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
 		     sector_t count, void *buf)
 {
-	u64 end = smr_dm_tm_clean(sc, sector, count);
+	u64 end;
 	int ret;
 
+	/* After a power cut the cleaner stops at its next step, quietly. */
+	if (smr_power_is_cut(&sc->power))
+		return -EIO;
+	end = smr_dm_tm_clean(sc, sector, count);
 	ret = smr_dm_io_raw(sc, opf, sector, count, buf);
 	if (!ret)
 		smr_dm_tm_wait(sc, end);
@@ -428,8 +432,9 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 	return 0;
 
 fail_undo:
-	DMERR("%s: cleaning band %u failed before its intent: %d",
-	      smr_dm_name(sc), band, ret);
+	if (!smr_power_is_cut(&sc->power))
+		DMERR("%s: cleaning band %u failed before its intent: %d",
+		      smr_dm_name(sc), band, ret);
 	spin_lock_irq(&sc->lock);
 	dm->failed = true;
 	spin_unlock_irq(&sc->lock);
@@ -452,8 +457,9 @@ fail:
 	 * The band may be half rewritten: the durable intent lets the next
 	 * activation finish it. Until then writes fail; reads are served.
 	 */
-	DMERR("%s: cleaning band %u failed: %d; writes fail until the device is reactivated",
-	      smr_dm_name(sc), band, ret);
+	if (!smr_power_is_cut(&sc->power))
+		DMERR("%s: cleaning band %u failed: %d; writes fail until the device is reactivated",
+		      smr_dm_name(sc), band, ret);
 	spin_lock_irq(&sc->lock);
 	dm->failed = true;
 	dm->state = SMR_DM_IDLE;

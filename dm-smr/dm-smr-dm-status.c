@@ -39,6 +39,7 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
 	s->model_clean_ms = div_u64(dm->tm_clean_ns, NSEC_PER_MSEC);
 	s->clean_timeouts = st.clean_timeouts;
 	smr_faults_counts(&sc->faults, &s->faults);
+	smr_power_get(&sc->power, &s->power, &s->power_left);
 	spin_unlock_irq(&sc->lock);
 	if (sc->tm) {
 		struct smr_tm_stats ts;
@@ -80,7 +81,7 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
  *   <cache_write_sectors> <bypass_write_sectors> <wa> <state> <policy>
  *   <commits> <errors> <mem_bytes> <model_busy_ms> <model_clean_ms>
  *   <model_lag_ms> <bad_read_errors> <bad_write_errors> <bad_remaps>
- *   <transient_errors> <delayed_ios> <clean_timeouts>
+ *   <transient_errors> <delayed_ios> <clean_timeouts> <power> <power_left>
  *
  * Cache figures count 4 KiB slots; used slots include superseded copies.
  * wa is (cache + bypass + cleaning writes) / host writes, as "N.NNN".
@@ -88,8 +89,8 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
  * modelled busy time, the part of it that was cleaning, and how far the
  * backing device fell behind the model. Then the media fault counters
  * (smr-faults.h) and clean_timeouts, the writes failed for waiting for
- * cache space longer than clean_timeout_ms: added last, so parsers of the
- * older line still work.
+ * cache space longer than clean_timeout_ms, and the power switch
+ * (smr-power.h): added last, so parsers of the older line still work.
  * docs/dm-smr.rst describes every field.
  */
 void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
@@ -117,6 +118,7 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 		       s.model_clean_ms, s.model_lag_ms);
 		smr_faults_status(&sc->faults, result, maxlen, &sz);
 		DMEMIT(" %llu", s.clean_timeouts);
+		smr_power_status(&sc->power, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_TABLE:
 		nopt = 2 * hweight32(dm->opt_mask);

@@ -187,7 +187,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	b = &dm->bands[band];
 
 	spin_lock_irq(&sc->lock);
-	if (dm->failed) {
+	if (dm->failed || smr_power_is_cut(&sc->power)) {
 		spin_unlock_irq(&sc->lock);
 		smr_dm_wait_end(sc, io, sector, nsect, -EIO);
 		return smr_dm_fail(bio, in_map);
@@ -456,7 +456,7 @@ void smr_dm_postsuspend(struct smr_target *sc)
 	 * A failed commit keeps its blocks dirty (smr_md_commit()): the
 	 * state stays in memory, and preresume or the next flush retries.
 	 */
-	ret = smr_md_commit(sc);
+	ret = smr_power_is_cut(&sc->power) ? 0 : smr_md_commit(sc);
 	if (ret) {
 		sc->commit_pending = true;
 		spin_lock_irq(&sc->lock);

@@ -373,6 +373,7 @@ void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s)
 	s->errors = st.errors;
 	s->commits = st.commits;
 	s->mem_bytes = sc->mem_bytes;
+	smr_power_get(&sc->power, &s->power, &s->power_left);
 	if (sc->tm) {
 		struct smr_tm_stats ts;
 

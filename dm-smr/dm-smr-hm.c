@@ -175,6 +175,9 @@ static void smr_hm_io_done(struct bio *clone)
 	 */
 	if (sc->tm && sts)
 		smr_tm_cancel(sc->tm, &io->tb);
+	/* The power went before the drive said it was done: it never was. */
+	if (unlikely(smr_power_is_cut(&sc->power)))
+		sts = BLK_STS_IOERR;
 
 	if (io->kind != SMR_IO_SEQ_WRITE) {
 		if (!sts && io->zero_from)
@@ -464,6 +467,11 @@ void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 	struct smr_hm_io *io;
 	u32 zno, off;
 
+	/* Also a write a preflush held, sent on after the cut. */
+	if (unlikely(smr_power_is_cut(&sc->power))) {
+		smr_hm_power_fail(sc, bio);
+		return;
+	}
 	if (unlikely(!nr && bio_op(bio) == REQ_OP_WRITE)) {
 		/*
 		 * An empty write (an empty FUA one) is a flush too. Zone
@@ -602,7 +610,7 @@ static void smr_hm_commit_work(struct work_struct *work)
 	 * ends once the cache is destaged. Bounded by the destage time of
 	 * wcache_mib; at once when suspending.
 	 */
-	if (sc->tm && (!bio_list_empty(&flushes) || !bio_list_empty(&commits) ||
+	if (sc->tm && !sts && (!bio_list_empty(&flushes) || !bio_list_empty(&commits) ||
 		       !bio_list_empty(&preflush) || !bio_list_empty(&clones))) {
 		u64 end = smr_tm_flush_end(sc->tm);
 
@@ -656,9 +664,26 @@ static void smr_hm_commit_work(struct work_struct *work)
 	spin_unlock_irq(&sc->lock);
 	while ((bio = bio_list_pop(&ready)))
 		smr_hm_end(sc, bio, sts);
+	/* After a power cut nothing more is acknowledged. */
+	sts = smr_power_is_cut(&sc->power) ? BLK_STS_IOERR : BLK_STS_OK;
 	while ((bio = bio_list_pop(&released)))
-		smr_hm_end(sc, bio, BLK_STS_OK);
+		smr_hm_end(sc, bio, sts);
 }
+
+/*
+ * A host bio that arrived after a power cut (dm-smr-power.c), or the one
+ * that cut it: it never reaches the drive.
+ */
+void smr_hm_power_fail(struct smr_target *sc, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->lock, flags);
+	sc->stats.errors++;
+	spin_unlock_irqrestore(&sc->lock, flags);
+	smr_hm_end(sc, bio, BLK_STS_IOERR);
+}
+
 
 /* Allocate the zone context's I/O resources (engine creation). */
 int smr_hm_ctx_init(struct smr_target *sc)
@@ -676,6 +701,7 @@ int smr_hm_ctx_init(struct smr_target *sc)
 	atomic_set(&sc->inflight, 0);
 	init_waitqueue_head(&sc->inflight_wait);
 	INIT_WORK(&sc->commit_work, smr_hm_commit_work);
+	smr_hm_power_setup(sc);
 
 	sc->zones = kvcalloc(sc->nr_zones, sizeof(*sc->zones), GFP_KERNEL);
 	if (!sc->zones)

@@ -131,6 +131,8 @@ static int smr_nl_put_hm(struct sk_buff *skb, struct smr_nl_dev *d)
 	v[SMR_HM_BAD_REMAPS - SMR_HM_NR_ZONES] = s.faults.remaps;
 	v[SMR_HM_TRANSIENT_ERRORS - SMR_HM_NR_ZONES] = s.faults.transient;
 	v[SMR_HM_DELAYED_IOS - SMR_HM_NR_ZONES] = s.faults.delayed;
+	v[SMR_HM_POWER - SMR_HM_NR_ZONES] = s.power;
+	v[SMR_HM_POWER_LEFT - SMR_HM_NR_ZONES] = s.power_left;
 	return smr_nl_put_u64s(skb, SMR_A_HM_STATS, v, ARRAY_SIZE(v),
 			       SMR_HM_NR_ZONES, SMR_HM_PAD);
 }
@@ -179,6 +181,8 @@ static int smr_nl_put_dm(struct sk_buff *skb, struct smr_nl_dev *d)
 	*p++ = s.faults.transient;
 	*p++ = s.faults.delayed;
 	*p++ = s.clean_timeouts;
+	*p++ = s.power;
+	*p++ = s.power_left;
 	BUILD_BUG_ON(SMR_DM_MAX - SMR_DM_NR_BANDS + 1 != ARRAY_SIZE(v));
 	return smr_nl_put_u64s(skb, SMR_A_DM_STATS, v, ARRAY_SIZE(v),
 			       SMR_DM_NR_BANDS, SMR_DM_PAD);

@@ -231,6 +231,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ret = smr_dm_ctr(sc, &as);
 		if (ret)
 			goto bad;
+		smr_dm_power_setup(sc);
 		smr_faults_per_io(ti);
 		ti->private = sc;
 		smr_nl_register(sc, smr_zones_of(sc), &smr_nl_counters);
@@ -327,9 +328,18 @@ static int smr_map(struct dm_target *ti, struct bio *bio)
 	struct smr_target *sc = ti->private;
 	int r;
 
-	/* smr_dm_end_io() looks at it for a bio a fault ended too. */
-	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
+	if (sc->mode == SMR_MODE_DRIVE_MANAGED) {
+		/* smr_dm_end_io() looks at it for a bio a fault ended too. */
 		smr_dm_io_reset(bio);
+		/* A command the drive takes; the engine counts host-managed ones. */
+		if (unlikely(smr_power_io(&sc->power, bio->bi_opf,
+					  bio->bi_iter.bi_size))) {
+			spin_lock_irq(&sc->lock);
+			sc->stats.errors++;
+			spin_unlock_irq(&sc->lock);
+			return DM_MAPIO_KILL;
+		}
+	}
 	r = smr_faults_map(&sc->faults, bio);
 	return r == SMR_FAULT_PASS ? smr_map_bio(ti, bio) : r;
 }
@@ -339,9 +349,12 @@ static int smr_end_io(struct dm_target *ti, struct bio *bio,
 {
 	struct smr_target *sc = ti->private;
 
-	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
-		return smr_dm_end_io(sc, bio, error);
-	return DM_ENDIO_DONE;
+	if (sc->mode != SMR_MODE_DRIVE_MANAGED)
+		return DM_ENDIO_DONE;
+	/* The power went before the drive said it was done: it never was. */
+	if (unlikely(smr_power_is_cut(&sc->power)))
+		*error = BLK_STS_IOERR;
+	return smr_dm_end_io(sc, bio, error);
 }
 
 /*
@@ -354,7 +367,9 @@ static int smr_preresume(struct dm_target *ti)
 	struct smr_target *sc = ti->private;
 	int ret;
 
-	if (sc->mode != SMR_MODE_DRIVE_MANAGED)
+	/* A drive without power stays so: its I/O fails, nothing loads. */
+	if (sc->mode != SMR_MODE_DRIVE_MANAGED ||
+	    smr_power_is_cut(&sc->power))
 		return 0;
 	ret = smr_dm_preresume(sc);
 	if (ret)
@@ -417,7 +432,7 @@ static void smr_resume(struct dm_target *ti)
  *   <read_sectors> <resets> <finishes> <opens> <closes> <imp_closes>
  *   <wp_errors> <errors> <commits> <mem_bytes> <model_busy_ms>
  *   <model_lag_ms> <bad_read_errors> <bad_write_errors> <bad_remaps>
- *   <transient_errors> <delayed_ios>
+ *   <transient_errors> <delayed_ios> <power> <power_left>
  *
  * counts of zones by condition, then counters since creation (or the last
  * clear_stats message): writes/reads are bios seen by the target,
@@ -425,8 +440,10 @@ static void smr_resume(struct dm_target *ti)
  * the zone capacity, errors every I/O the target failed, commits metadata
  * commits; mem_bytes is the memory the target holds for this device;
  * model_busy_ms and model_lag_ms are the timing model's (smr-timing.h), 0
- * without it. The last five count the media faults this table fired
- * (smr-faults.h; added last, so parsers of the older line still work).
+ * without it. The next five count the media faults this table fired
+ * (smr-faults.h; added last, so parsers of the older line still work);
+ * power and power_left are the drive's power switch (smr-power.h: on,
+ * armed or cut, and the commands an armed cut still lets pass).
  */
 static void smr_status(struct dm_target *ti, status_type_t type,
 		       unsigned int status_flags, char *result,
@@ -452,6 +469,7 @@ static void smr_status(struct dm_target *ti, status_type_t type,
 		       s.wp_errors, s.errors, s.commits, s.mem_bytes,
 		       s.model_busy_ms, s.model_lag_ms);
 		smr_faults_status(&sc->faults, result, maxlen, &sz);
+		smr_power_status(&smr_zones_of(sc)->power, result, maxlen, &sz);
 		break;
 
 	case STATUSTYPE_TABLE:
@@ -507,6 +525,8 @@ static int smr_msg_zone(struct smr_target *sc, const char *arg, u32 *zno)
  *   clear_stats
  *   badblocks ..., transient ..., delay ..., faults
  *       media faults, either mode (common/smr-faults.c)
+ *   power_cut [after|random|off ...]
+ *       cut the drive's power, now or at a command (common/smr-power.h)
  */
 static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
@@ -518,6 +538,10 @@ static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 
 	if (argc && smr_faults_is_message(argv[0]))
 		return smr_faults_message(&sc->faults, argc, argv, result, maxlen);
+	/* The drive's: a drive-managed table's, a host-managed engine's. */
+	if (argc && smr_power_is_message(argv[0]))
+		return smr_power_message(&smr_zones_of(sc)->power, argc, argv,
+					 result, maxlen);
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats"))
 		smr_faults_clear_stats(&sc->faults);
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)

@@ -86,6 +86,12 @@ static void smr_zdev_submit_bio(struct bio *bio)
 	if (!bio)
 		return;
 	atomic_inc(&zdev->zc.inflight);
+	/* Each command the drive takes counts toward an armed power cut. */
+	if (unlikely(smr_power_io(&zdev->zc.power, bio->bi_opf,
+				  bio->bi_iter.bi_size))) {
+		smr_hm_power_fail(&zdev->zc, bio);
+		return;
+	}
 	smr_hm_submit(&zdev->zc, bio);
 }
 
@@ -356,6 +362,22 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 	list_for_each_entry(zdev, &smr_zdevs, node) {
 		if (zdev->backing != tsc->bdev->bd_dev)
 			continue;
+		if (smr_power_is_cut(&zdev->zc.power)) {
+			/*
+			 * A drive whose power was cut is never used again:
+			 * this table is the power coming back, a new engine
+			 * that loads what the backing device kept, once the
+			 * old one has nothing in flight to it. The old one
+			 * stays listed (and failing) until its last table
+			 * goes.
+			 */
+			if (smr_hm_settle(&zdev->zc)) {
+				zdev = ERR_PTR(-EBUSY);
+				*error = "The drive's power was cut and I/O it issued before is still in flight to the backing device; try again";
+				goto out;
+			}
+			continue;
+		}
 		if (tsc->format) {
 			zdev = ERR_PTR(-EBUSY);
 			*error = "Cannot format: a live table uses this backing device";
@@ -409,6 +431,7 @@ void smr_zdev_put(struct smr_zdev *zdev)
 	spin_lock_irq(&sc->lock);
 	spin_unlock_irq(&sc->lock);
 	flush_workqueue(sc->wq);
+	/* After a power cut this commits nothing (smr_slots_halt()). */
 	smr_md_commit(sc);
 	mutex_unlock(&smr_zdev_lock);
 	put_disk(zdev->disk);

@@ -20,6 +20,7 @@
  *   dm-smr-dm-md.c     drive-managed: its metadata records
  *   dm-smr-dm-status.c drive-managed: status, counters, messages
  *   dm-smr-dm.h        drive-managed: private types, shared prototypes
+ *   dm-smr-power.c     what a power cut does to each mode's drive
  *   dm-smr-nl.c        generic netlink events and dumps
  *   dm-smr-common.c    common/ compiled in: metadata slots, arguments,
  *                      netlink events (shared with dm-caveat)
@@ -46,6 +47,7 @@
 #include "smr-timing.h"
 #include "smr-claim.h"
 #include "smr-faults.h"
+#include "smr-power.h"
 
 #define DM_MSG_PREFIX "smr"
 
@@ -147,6 +149,14 @@ struct smr_target {
 	struct smr_tm_params tm_params;
 	/* Media faults of this table, either mode (smr-faults.h). */
 	struct smr_faults faults;
+	/*
+	 * The drive's power switch (smr-power.h): a drive-managed table's
+	 * own, or a host-managed engine's (smr_zones_of()); a host-managed
+	 * table's is unused. cut_work does what the cut cannot in the
+	 * context it may come from.
+	 */
+	struct smr_power power;
+	struct work_struct cut_work;
 
 	/* Host-managed table: the engine (dm-smr-zdev.c). */
 	struct smr_zdev *zdev;
@@ -217,6 +227,9 @@ struct smr_hm_snap {
 	u64 model_busy_ms, model_lag_ms;
 	/* The table's media fault counters (the netlink dump only). */
 	struct smr_fault_counts faults;
+	/* The engine's power switch (smr-power.h). */
+	u8 power;
+	u64 power_left;
 };
 
 /* The drive-managed status fields; see the comment above smr_dm_status(). */
@@ -247,6 +260,8 @@ struct smr_dm_snap {
 	u64 model_busy_ms, model_clean_ms, model_lag_ms;
 	struct smr_fault_counts faults;
 	u64 clean_timeouts;
+	u8 power;		/* enum smr_power_state */
+	u64 power_left;
 };
 
 /*
@@ -343,6 +358,12 @@ void smr_hm_zone_dirty(struct smr_target *sc, u32 zno);
 
 /* Functions defined in dm-smr-hm.c */
 void smr_hm_submit(struct smr_target *sc, struct bio *bio);
+void smr_hm_power_fail(struct smr_target *sc, struct bio *bio);
+
+/* Functions defined in dm-smr-power.c */
+void smr_hm_power_setup(struct smr_target *sc);
+int smr_hm_settle(struct smr_target *sc);
+void smr_dm_power_setup(struct smr_target *sc);
 int smr_hm_ctx_init(struct smr_target *sc);
 void smr_hm_ctx_exit(struct smr_target *sc);
 

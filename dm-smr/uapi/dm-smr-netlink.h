@@ -135,6 +135,9 @@ enum smr_nl_hm_attr {
 	SMR_HM_BAD_REMAPS,
 	SMR_HM_TRANSIENT_ERRORS,
 	SMR_HM_DELAYED_IOS,
+	/* The drive's power: 0 on, 1 armed, 2 cut; commands left when armed. */
+	SMR_HM_POWER,
+	SMR_HM_POWER_LEFT,
 	__SMR_HM_MAX,
 };
 #define SMR_HM_MAX (__SMR_HM_MAX - 1)
@@ -186,6 +189,9 @@ enum smr_nl_dm_attr {
 	SMR_DM_TRANSIENT_ERRORS,
 	SMR_DM_DELAYED_IOS,
 	SMR_DM_CLEAN_TIMEOUTS,	/* writes failed waiting for cleaning */
+	/* The drive's power: 0 on, 1 armed, 2 cut; commands left when armed. */
+	SMR_DM_POWER,
+	SMR_DM_POWER_LEFT,
 	__SMR_DM_MAX,
 };
 #define SMR_DM_MAX (__SMR_DM_MAX - 1)

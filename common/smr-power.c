@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A power cut on demand (smr-power.h): the switch and its triggers.
+ *
+ * Compiled into each module through its *-common.c, which defines
+ * DM_MSG_PREFIX. The state is read without the lock on the I/O path;
+ * it changes under the lock, and only ever to SMR_POWER_CUT from there:
+ * the cut callback runs once, outside the lock.
+ */
+#include <linux/device-mapper.h>
+#include <linux/kernel.h>
+
+#include "smr-compat.h"
+#include "smr-power.h"
+
+static const char *const smr_power_states[] = {
+	[SMR_POWER_ON] = "on",
+	[SMR_POWER_ARMED] = "armed",
+	[SMR_POWER_CUT] = "cut",
+};
+
+static const char *const smr_power_whats[] = {
+	[SMR_POWER_WRITES] = "writes",
+	[SMR_POWER_FLUSHES] = "flushes",
+	[SMR_POWER_IOS] = "ios",
+};
+
+void smr_power_init(struct smr_power *p, const char *name,
+		    const struct smr_power_ops *ops, void *owner)
+{
+	p->name = name;
+	p->ops = ops;
+	p->owner = owner;
+	spin_lock_init(&p->lock);
+	p->state = SMR_POWER_ON;
+	p->left = 0;
+	p->cuts = 0;
+}
+
+/* Does a command count as @what? */
+static bool smr_power_counts(u8 what, blk_opf_t opf, unsigned int size)
+{
+	enum req_op op = opf & REQ_OP_MASK;
+
+	switch (what) {
+	case SMR_POWER_WRITES:
+		return size && (op == REQ_OP_WRITE || op == REQ_OP_ZONE_APPEND);
+	case SMR_POWER_FLUSHES:
+		return (opf & REQ_PREFLUSH) || (op == REQ_OP_WRITE && !size);
+	default:
+		return true;
+	}
+}
+
+/* Cut under p->lock; true if this call did it (run the callback then). */
+static bool smr_power_cut_locked(struct smr_power *p)
+{
+	if (p->state == SMR_POWER_CUT)
+		return false;
+	WRITE_ONCE(p->state, SMR_POWER_CUT);
+	p->left = 0;
+	p->cuts++;
+	return true;
+}
+
+bool __smr_power_io(struct smr_power *p, blk_opf_t opf, unsigned int size)
+{
+	unsigned long flags;
+	bool fire = false, fail;
+
+	spin_lock_irqsave(&p->lock, flags);
+	if (p->state == SMR_POWER_ARMED && smr_power_counts(p->what, opf, size)) {
+		if (p->left)
+			p->left--;
+		else
+			fire = smr_power_cut_locked(p);
+	}
+	fail = p->state == SMR_POWER_CUT;
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (fire)
+		p->ops->cut(p->owner);
+	return fail;
+}
+
+bool smr_power_is_message(const char *word)
+{
+	return !strcasecmp(word, "power_cut");
+}
+
+static int smr_power_what(struct smr_power *p, const char *s, u8 *what)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(smr_power_whats); i++) {
+		if (!strcasecmp(s, smr_power_whats[i])) {
+			*what = i;
+			return 0;
+		}
+	}
+	DMERR("%s: power_cut: count writes, flushes or ios, not '%s'",
+	      p->name, s);
+	return -EINVAL;
+}
+
+static int smr_power_u64(struct smr_power *p, const char *what, const char *s,
+			 u64 *v)
+{
+	if (kstrtoull(s, 10, v)) {
+		DMERR("%s: power_cut: %s must be a decimal number, not '%s'",
+		      p->name, what, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Arm a countdown: the next @n commands counted as @what pass. */
+static int smr_power_arm(struct smr_power *p, u64 n, u8 what)
+{
+	int ret = 0;
+
+	spin_lock_irq(&p->lock);
+	if (p->state == SMR_POWER_CUT) {
+		ret = -EIO;
+	} else {
+		p->left = n;
+		p->what = what;
+		WRITE_ONCE(p->state, SMR_POWER_ARMED);
+	}
+	spin_unlock_irq(&p->lock);
+	if (ret)
+		DMERR("%s: power_cut: the power is already cut; reload the table to bring it back",
+		      p->name);
+	return ret;
+}
+
+int smr_power_message(struct smr_power *p, unsigned int argc, char **argv,
+		      char *result, unsigned int maxlen)
+{
+	struct rnd_state rnd;
+	unsigned int sz = 0;
+	u64 n, max, seed;
+	bool fire;
+	int i, ret;
+	u8 what;
+
+	if (argc == 1) {
+		spin_lock_irq(&p->lock);
+		fire = smr_power_cut_locked(p);
+		spin_unlock_irq(&p->lock);
+		if (fire)
+			p->ops->cut(p->owner);
+		/* Once this returns, the backing device holds what it keeps. */
+		ret = p->ops->settle(p->owner);
+		if (ret)
+			DMERR("%s: power_cut: I/O issued before the cut is still in flight to the backing device",
+			      p->name);
+		return ret;
+	}
+	if (argc == 2 && !strcasecmp(argv[1], "off")) {
+		spin_lock_irq(&p->lock);
+		if (p->state == SMR_POWER_ARMED)
+			WRITE_ONCE(p->state, SMR_POWER_ON);
+		ret = p->state == SMR_POWER_CUT ? -EIO : 0;
+		spin_unlock_irq(&p->lock);
+		if (ret)
+			DMERR("%s: power_cut off: the power is already cut; reload the table to bring it back",
+			      p->name);
+		return ret;
+	}
+	if (argc == 4 && !strcasecmp(argv[1], "after")) {
+		if (smr_power_u64(p, "the number of commands", argv[2], &n) ||
+		    smr_power_what(p, argv[3], &what))
+			return -EINVAL;
+		return smr_power_arm(p, n, what);
+	}
+	if (argc == 5 && !strcasecmp(argv[1], "random")) {
+		if (smr_power_u64(p, "the largest number of commands", argv[2],
+				  &max) ||
+		    smr_power_u64(p, "the seed", argv[3], &seed) ||
+		    smr_power_what(p, argv[4], &what))
+			return -EINVAL;
+		if (max >= U32_MAX) {
+			DMERR("%s: power_cut random: the largest number of commands must be below %u",
+			      p->name, U32_MAX);
+			return -EINVAL;
+		}
+		/* prandom_seed_state() does not mix a small seed: run it in. */
+		prandom_seed_state(&rnd, seed);
+		for (i = 0; i < 10; i++)
+			prandom_u32_state(&rnd);
+		n = prandom_u32_state(&rnd) % (max + 1);
+		ret = smr_power_arm(p, n, what);
+		if (ret)
+			return ret;
+		DMEMIT("after %llu %s", n, smr_power_whats[what]);
+		return 1;
+	}
+	DMERR("%s: power_cut: expected no argument, after <n> writes|flushes|ios, random <max> <seed> writes|flushes|ios, or off",
+	      p->name);
+	return -EINVAL;
+}
+
+void smr_power_get(struct smr_power *p, u8 *state, u64 *left)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->lock, flags);
+	*state = p->state;
+	*left = p->state == SMR_POWER_ARMED ? p->left : 0;
+	spin_unlock_irqrestore(&p->lock, flags);
+}
+
+void smr_power_status(struct smr_power *p, char *result, unsigned int maxlen,
+		      unsigned int *szp)
+{
+	unsigned int sz = *szp;
+	u64 left;
+	u8 state;
+
+	smr_power_get(p, &state, &left);
+	DMEMIT(" %s %llu", smr_power_states[state], left);
+	*szp = sz;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A power cut on demand (common/smr-power.c): the switch, its triggers
+ * and the message and status field that drive it, the same for every
+ * model. What a cut does to a drive is the model's (its ops): it stops
+ * every write to the medium and every commit, fails what is queued and
+ * what arrives, and leaves on the backing device what a drive would hold
+ * after losing power (docs/crash-testing.md).
+ *
+ * The switch belongs to the drive: a drive-managed table's context, a
+ * host-managed engine (which /dev/smrhmN openers use too, and which
+ * outlives table reloads). A cut drive stays cut: reloading the table (a
+ * new engine, a new load from the backing) is the power coming back.
+ *
+ * Messages (each model's message handler passes them on):
+ *   power_cut                      cut now; returns once the backing
+ *                                  device is final (in-flight I/O done)
+ *   power_cut after <n> writes|flushes|ios
+ *                                  arm: the next <n> such commands pass,
+ *                                  the one after them is not done and
+ *                                  cuts the power
+ *   power_cut random <max> <seed> writes|flushes|ios
+ *                                  arm with <n> drawn from [0, <max>] by a
+ *                                  seeded generator (the same seed draws
+ *                                  the same <n>); prints "after <n> ..."
+ *   power_cut off                  disarm (a cut cannot be undone)
+ *
+ * Counted, per command the drive takes (after splitting to its limits):
+ * writes are data writes (zone appends included); flushes are empty
+ * flushes and writes with a preflush (a preflush write counts as both);
+ * ios are every command. A command counted after the cut fails.
+ */
+#ifndef SMR_POWER_H
+#define SMR_POWER_H
+
+#include <linux/blk_types.h>
+#include <linux/prandom.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+enum smr_power_state {
+	SMR_POWER_ON,
+	SMR_POWER_ARMED,	/* a countdown runs */
+	SMR_POWER_CUT,
+};
+
+enum smr_power_what {
+	SMR_POWER_WRITES,
+	SMR_POWER_FLUSHES,
+	SMR_POWER_IOS,
+};
+
+struct smr_power_ops {
+	/*
+	 * The cut, once: any context, no sleeping (it may come from the
+	 * I/O path). The model stops its commits and queues its clean-up.
+	 */
+	void (*cut)(void *owner);
+	/*
+	 * Process context, after a cut: wait, bounded, until nothing the
+	 * drive issued before the cut is still in flight to the backing
+	 * device. 0, or -ETIMEDOUT.
+	 */
+	int (*settle)(void *owner);
+};
+
+struct smr_power {
+	const char *name;		/* the drive, for log messages */
+	const struct smr_power_ops *ops;
+	void *owner;
+	spinlock_t lock;
+	u8 state;			/* enum smr_power_state; read locklessly */
+	u8 what;			/* enum smr_power_what, when armed */
+	u64 left;			/* commands to pass before the cut */
+	u64 cuts;			/* cuts so far (0 or 1 per drive) */
+};
+
+void smr_power_init(struct smr_power *p, const char *name,
+		    const struct smr_power_ops *ops, void *owner);
+
+static inline bool smr_power_is_cut(const struct smr_power *p)
+{
+	return READ_ONCE(p->state) == SMR_POWER_CUT;
+}
+
+/*
+ * The I/O path, once per command: true if the command must fail with an
+ * I/O error because the power is off (this command may be the one that
+ * cuts it). A single load and branch while nothing is armed.
+ */
+bool __smr_power_io(struct smr_power *p, blk_opf_t opf, unsigned int size);
+static inline bool smr_power_io(struct smr_power *p, blk_opf_t opf,
+				unsigned int size)
+{
+	if (likely(READ_ONCE(p->state) == SMR_POWER_ON))
+		return false;
+	return __smr_power_io(p, opf, size);
+}
+
+/* The state and, when armed, the commands still to pass (else 0). */
+void smr_power_get(struct smr_power *p, u8 *state, u64 *left);
+
+bool smr_power_is_message(const char *word);
+int smr_power_message(struct smr_power *p, unsigned int argc, char **argv,
+		      char *result, unsigned int maxlen);
+
+/*
+ * The status fields, appended last: " <power> <power_left>", power one of
+ * on, armed, cut; power_left the commands still to pass when armed, else 0.
+ */
+void smr_power_status(struct smr_power *p, char *result, unsigned int maxlen,
+		      unsigned int *szp);
+
+#endif /* SMR_POWER_H */

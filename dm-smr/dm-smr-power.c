@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-smr-power.c: what a power cut (common/smr-power.h) does to each
+ * mode's drive. A drive whose power is cut issues nothing more to the
+ * backing device and commits nothing more; what it has in flight
+ * finishes or not, as on a drive. The backing device then holds the
+ * state a drive has after losing power, and the next load reads it
+ * (docs/crash-testing.md):
+ *
+ *  - host-managed (the engine): write pointers as of the last commit,
+ *    which every flush, FUA write, reset and finish makes (a reset or
+ *    finish is acknowledged once durable); data past them is not read.
+ *    Conventional zones are written in place: an unflushed overwrite may
+ *    or may not be there.
+ *  - drive-managed (the table): the cache index as of the last commit
+ *    (flush, FUA, a cleaning's steps); cache writes since are lost.
+ *    Sequential bypass writes go to their band in place: they may or may
+ *    not be there. A cleaning cut between its steps is finished by the
+ *    next load from its durable intent.
+ *
+ * In both, a write acknowledged before the last successful flush is
+ * never lost, and a block reads back either its old data or what a write
+ * acknowledged (or in flight) since that flush wrote.
+ *
+ * The cut itself may come from the I/O path (an armed countdown), so it
+ * only halts commits and queues cut_work on the mode's ordered worker;
+ * that work quiets the timing model (its timers end their bios now) and
+ * lets the worker fail what waits. Completions after the cut fail too
+ * (dm-smr-hm.c, dm-smr-dm.c).
+ */
+#include "dm-smr-dm.h"
+
+/* Longest a settle waits for I/O issued before the cut. */
+#define SMR_SETTLE_TIMEOUT	(30 * HZ)
+
+static void smr_power_cut_common(struct smr_target *sc)
+{
+	smr_slots_halt(&sc->md);
+	queue_work(sc->wq, &sc->cut_work);
+}
+
+/* Quiet the model: nothing waits for modelled time after the cut. */
+static void smr_power_cut_begin(struct smr_target *sc)
+{
+	DMWARN("%s: power cut: writes since the last flush may be lost; I/O fails until the table is loaded again",
+	       sc->label);
+	if (sc->tm)
+		smr_tm_set_quiet(sc->tm, true);
+}
+
+/* ---------------------------------------------------------- host-managed */
+
+static void smr_hm_power_cut(void *owner)
+{
+	smr_power_cut_common(owner);
+}
+
+/* The commit worker runs next (an ordered queue): its commit fails. */
+static void smr_hm_cut_work(struct work_struct *work)
+{
+	struct smr_target *sc = container_of(work, struct smr_target,
+					     cut_work);
+
+	smr_power_cut_begin(sc);
+	queue_work(sc->wq, &sc->commit_work);
+}
+
+/*
+ * After a cut: the cut work and the worker have run, no host bio is in
+ * flight (each holds its clone's backing I/O) and no commit is between
+ * its batches. The backing device then holds what it keeps.
+ */
+int smr_hm_settle(struct smr_target *sc)
+{
+	flush_workqueue(sc->wq);
+	if (!wait_event_timeout(sc->inflight_wait, !atomic_read(&sc->inflight),
+				SMR_SETTLE_TIMEOUT))
+		return -ETIMEDOUT;
+	/* The last smr_hm_end() woke us under the lock: let it finish. */
+	spin_lock_irq(&sc->lock);
+	spin_unlock_irq(&sc->lock);
+	mutex_lock(&sc->md.commit_lock);
+	mutex_unlock(&sc->md.commit_lock);
+	return 0;
+}
+
+static int smr_hm_power_settle(void *owner)
+{
+	return smr_hm_settle(owner);
+}
+
+static const struct smr_power_ops smr_hm_power_ops = {
+	.cut = smr_hm_power_cut,
+	.settle = smr_hm_power_settle,
+};
+
+/* The engine's switch, on (its creation). */
+void smr_hm_power_setup(struct smr_target *sc)
+{
+	INIT_WORK(&sc->cut_work, smr_hm_cut_work);
+	smr_power_init(&sc->power, sc->label, &smr_hm_power_ops, sc);
+}
+
+/* --------------------------------------------------------- drive-managed */
+
+static void smr_dm_power_cut(void *owner)
+{
+	smr_power_cut_common(owner);
+}
+
+/*
+ * Writes waiting for the cache or for a cleaning go back to the worker,
+ * which fails them (smr_dm_write()); the cleaner stops at its next step.
+ */
+static void smr_dm_cut_work(struct work_struct *work)
+{
+	struct smr_target *sc = container_of(work, struct smr_target,
+					     cut_work);
+
+	smr_power_cut_begin(sc);
+	spin_lock_irq(&sc->lock);
+	smr_dm_release_parked(sc);
+	spin_unlock_irq(&sc->lock);
+	queue_work(sc->wq, &sc->commit_work);
+}
+
+/*
+ * After a cut: the worker and the cleaner are done, and no commit is
+ * between its batches. Host bios the dm core has in flight to the
+ * backing device are its to wait for: a suspend does (the reload that
+ * brings the power back suspends first).
+ */
+static int smr_dm_power_settle(void *owner)
+{
+	struct smr_target *sc = owner;
+
+	flush_workqueue(sc->wq);
+	flush_delayed_work(&sc->dm->clean_dwork);
+	flush_workqueue(sc->wq);
+	mutex_lock(&sc->md.commit_lock);
+	mutex_unlock(&sc->md.commit_lock);
+	return 0;
+}
+
+static const struct smr_power_ops smr_dm_power_ops = {
+	.cut = smr_dm_power_cut,
+	.settle = smr_dm_power_settle,
+};
+
+/* A drive-managed table's switch, on (its constructor). */
+void smr_dm_power_setup(struct smr_target *sc)
+{
+	INIT_WORK(&sc->cut_work, smr_dm_cut_work);
+	smr_power_init(&sc->power, sc->label, &smr_dm_power_ops, sc);
+}
