@@ -42,6 +42,7 @@ static const char *const smr_hm_names[SMR_HM_MAX + 1] = {
 	[SMR_HM_BAD_REMAPS] = "bad_remaps",
 	[SMR_HM_TRANSIENT_ERRORS] = "transient_errors",
 	[SMR_HM_DELAYED_IOS] = "delayed_ios",
+	[SMR_HM_POWER] = "power", [SMR_HM_POWER_LEFT] = "power_left",
 };
 
 static const char *const smr_dm_names[SMR_DM_MAX + 1] = {
@@ -73,6 +74,7 @@ static const char *const smr_dm_names[SMR_DM_MAX + 1] = {
 	[SMR_DM_TRANSIENT_ERRORS] = "transient_errors",
 	[SMR_DM_DELAYED_IOS] = "delayed_ios",
 	[SMR_DM_CLEAN_TIMEOUTS] = "clean_timeouts",
+	[SMR_DM_POWER] = "power", [SMR_DM_POWER_LEFT] = "power_left",
 };
 
 static const char *const cv_stat_names[CV_S_MAX + 1] = {
@@ -97,6 +99,7 @@ static const char *const cv_stat_names[CV_S_MAX + 1] = {
 
 static const char *const dm_state_names[] = { "idle", "clean-bg", "clean-fg", "clean-manual" };
 static const char *const dm_policy_names[] = { "fifo", "greedy", "cost-benefit" };
+static const char *const power_names[] = { "on", "armed", "cut" };
 static const char *const reason_names[] = { "unknown", "idle", "foreground", "manual" };
 
 static const char *zone_cond_name(unsigned int c)
@@ -125,6 +128,11 @@ static void add_nest(struct rec *r, struct nlattr *nest,
 			uint64_t v = nla_get_u64(a);
 
 			rec_add_str(r, "state", v < 4 ? dm_state_names[v] : "unknown");
+		} else if ((names == smr_dm_names && t == SMR_DM_POWER) ||
+			   (names == smr_hm_names && t == SMR_HM_POWER)) {
+			uint64_t v = nla_get_u64(a);
+
+			rec_add_str(r, "power", v < 3 ? power_names[v] : "unknown");
 		} else if (names == smr_dm_names && t == SMR_DM_POLICY) {
 			uint64_t v = nla_get_u64(a);
 

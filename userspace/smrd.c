@@ -508,6 +508,9 @@ static const struct kmetric kmetrics[] = {
 	  "Writes that cleared injected bad sectors (on_write remap)." },
 	{ "delayed_ios", "smr_media_fault_delayed_ios_total", M_COUNTER, SC_ONE, NULL, NULL,
 	  "I/Os held by an injected delay." },
+	/* the power switch (dm-smr; docs/crash-testing.md) */
+	{ "power_left", "smr_power_cut_countdown", M_GAUGE, SC_ONE, NULL, NULL,
+	  "Commands an armed power_cut countdown still lets pass (0 unless armed)." },
 	/* the timing model (drive-managed and caveat; 0 without one) */
 	{ "model_busy_ms", "smr_model_busy_seconds_total", M_COUNTER, SC_MILLI, NULL, NULL,
 	  "Modelled busy time of the drive (docs/timing.md)." },
@@ -522,6 +525,7 @@ static const struct kmetric kmetrics[] = {
 /* The string fields of a dump, as enum metrics (one series per value). */
 static const char *const state_values[] = { "idle", "clean-bg", "clean-fg", "clean-manual", NULL };
 static const char *const policy_values[] = { "fifo", "greedy", "cost-benefit", NULL };
+static const char *const power_values[] = { "on", "armed", "cut", NULL };
 
 static void mvalue(struct mbuf *m, uint64_t v, int scale)
 {
@@ -629,12 +633,24 @@ static void kernel_metrics(struct mbuf *m, const struct ksnap *k)
 			mprintf(m, "%d\n", !strcmp(f->s, policy_values[j]));
 		}
 	}
+	mfamily(m, "smr_power_state", M_GAUGE,
+		"The drive's power switch (power_cut): 1 for the current state, 0 for the others.");
+	for (d = 0; d < k->ndev; d++) {
+		const struct rec_field *f = rec_get(&k->dev[d], "power");
+
+		for (j = 0; f && f->is_str && power_values[j]; j++) {
+			msample(m, "smr_power_state", k->dev[d].family,
+				k->dev[d].device, "state", power_values[j]);
+			mprintf(m, "%d\n", !strcmp(f->s, power_values[j]));
+		}
+	}
 	for (d = 0; render_warn && d < k->ndev; d++) {
 		for (j = 0; j < k->dev[d].nf; j++) {
 			const struct rec_field *f = &k->dev[d].f[j];
 
 			if (f->is_str ? strcmp(f->key, "mode") && strcmp(f->key, "state") &&
-					strcmp(f->key, "policy") : kmetric_of(f->key) < 0)
+					strcmp(f->key, "policy") && strcmp(f->key, "power") :
+					kmetric_of(f->key) < 0)
 				fprintf(stderr, "smrd: no metric for field %s of %s %s\n",
 					f->key, k->dev[d].family, k->dev[d].device);
 		}

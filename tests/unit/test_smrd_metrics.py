@@ -236,6 +236,11 @@ class RenderCase(unittest.TestCase):
         self.assertEqual(get('smr_write_amplification_ratio', *dm0), 16.906)
         self.assertEqual(get('smr_cleaning_state', *dm0, ('state', 'clean-fg')), 1)
         self.assertEqual(get('smr_cleaning_state', *dm0, ('state', 'idle')), 0)
+        self.assertEqual(get('smr_power_state', *dm0, ('state', 'armed')), 1)
+        self.assertEqual(get('smr_power_state', *dm0, ('state', 'on')), 0)
+        self.assertEqual(get('smr_power_cut_countdown', *dm0), 47)
+        hm0 = [('family', 'dm-smr'), ('device', 'hm0')]
+        self.assertEqual(get('smr_power_state', *hm0, ('state', 'cut')), 1)
         self.assertEqual(get('smr_kernel_events_total', ('family', 'dm-smr'),
                              ('result', 'dropped')), 3)
         self.assertEqual(get('smrd_clean_seconds_total', *dm0), 0.412)
