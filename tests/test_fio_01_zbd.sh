@@ -36,7 +36,8 @@ JOBS=$SMR_ROOT/fio-jobs
 ST_FIELDS="nr_zones conv_zones imp_open exp_open closed full readonly offline
 writes write_sectors reads read_sectors resets finishes opens closes
 imp_closes wp_errors errors commits mem_bytes model_busy_ms model_lag_ms
-bad_read_errors bad_write_errors bad_remaps transient_errors delayed_ios"
+bad_read_errors bad_write_errors bad_remaps transient_errors delayed_ios
+power power_left"
 
 # st NAME FIELD: one status field of dm device NAME.
 st() {

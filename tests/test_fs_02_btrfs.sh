@@ -47,7 +47,8 @@ MAXACTIVE=12
 ST_FIELDS="nr_zones conv_zones imp_open exp_open closed full readonly offline
 writes write_sectors reads read_sectors resets finishes opens closes
 imp_closes wp_errors errors commits mem_bytes model_busy_ms model_lag_ms
-bad_read_errors bad_write_errors bad_remaps transient_errors delayed_ios"
+bad_read_errors bad_write_errors bad_remaps transient_errors delayed_ios
+power power_left"
 
 # st NAME FIELD: one status field of dm device NAME.
 st() {
@@ -62,7 +63,7 @@ st() {
 # open and active limits.
 check_counters() {
 	local name=$1 when=$2 open active
-	assert_eq "$when: status has 28 fields after the mode" 28 \
+	assert_eq "$when: status has 30 fields after the mode" 30 \
 		"$(dmsetup status "$name" | awk '{ print NF - 4 }')"
 	assert_eq "$when: wp_errors" 0 "$(st "$name" wp_errors)"
 	assert_eq "$when: errors" 0 "$(st "$name" errors)"

@@ -110,7 +110,7 @@ assert_eq "dmsetup table: the table line back, without format" \
 
 # ---- status line ------------------------------------------------------
 st=($(dmsetup status "$name"))
-assert_eq "status: 32 words (start len target mode + 28 fields, the last 5 media faults)" 32 "${#st[@]}"
+assert_eq "status: 34 words (start len target mode + 30 fields: then 5 media faults, the power switch)" 34 "${#st[@]}"
 assert_eq "status: mode, nr_zones, conv_zones, zones by condition" \
 	"host-managed $NZ $CONV 0 0 0 0 0 0" "${st[*]:3:9}"
 mem=${st[24]}

@@ -128,7 +128,7 @@ assert_eq "cache empty" "0/8192" "$(status cache)"
 dd if=$D of=/dev/null bs=4k count=64 skip=100 iflag=direct status=none
 assert_eq "a host read keeps clean_ms_since_busy" "$st_ms" "$(status clean_ms_since_busy)"
 
-# The dump carries the same counters as dmsetup status (36 fields).
+# The dump carries the same counters as dmsetup status (38 fields).
 want=$(dmsetup status $N | cut -d' ' -f4-)
 got=$("$SMRCTL" status $N --json | jq -r '["drive-managed", .nr_bands, .band_sectors,
 	"\(.cache_used)/\(.cache_total)", .cache_live, .index_extents, .index_bytes,
@@ -139,8 +139,9 @@ got=$("$SMRCTL" status $N --json | jq -r '["drive-managed", .nr_bands, .band_sec
 	"\(.wa_milli / 1000 | floor).\(("00" + (.wa_milli % 1000 | tostring))[-3:])",
 	.state, .policy, .commits, .errors, .mem_bytes, .model_busy_ms, .model_clean_ms,
 	.model_lag_ms, .bad_read_errors, .bad_write_errors, .bad_remaps,
-	.transient_errors, .delayed_ios, .clean_timeouts] | map(tostring) | join(" ")')
-assert_eq "dump == dmsetup status (36 fields)" "$want" "$got"
+	.transient_errors, .delayed_ios, .clean_timeouts, .power, .power_left] |
+	map(tostring) | join(" ")')
+assert_eq "dump == dmsetup status (38 fields)" "$want" "$got"
 assert_eq "dump devt" "$(dm_devt $N)" "$("$SMRCTL" status $N --json | jq -r .devt)"
 
 # --- wait-clean ---

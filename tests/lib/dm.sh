@@ -19,7 +19,7 @@ DMS_STATUS_FIELDS=(mode nr_bands band_sectors cache_used/cache_total
 	host_write_sectors cache_write_sectors bypass_write_sectors wa state
 	policy commits errors mem_bytes model_busy_ms model_clean_ms
 	model_lag_ms bad_read_errors bad_write_errors bad_remaps
-	transient_errors delayed_ios clean_timeouts)
+	transient_errors delayed_ios clean_timeouts power power_left)
 
 # The counters clear_stats zeroes (the rest describe the device's state).
 DMS_COUNTERS=(rmw_bg rmw_fg rmw_manual bg_aborts clean_read_sectors

@@ -22,7 +22,7 @@ HM_STATUS_FIELDS=(nr_zones conv_zones imp_open exp_open closed full readonly
 	offline writes write_sectors reads read_sectors resets finishes opens
 	closes imp_closes wp_errors errors commits mem_bytes model_busy_ms
 	model_lag_ms bad_read_errors bad_write_errors bad_remaps
-	transient_errors delayed_ios)
+	transient_errors delayed_ios power power_left)
 
 HM_EIO="Input/output error"
 HM_ETOOMANYREFS="Too many references"

@@ -1,0 +1,254 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 600
+#
+# Host-managed dm-smr: a power cut on demand (the power_cut message,
+# docs/crash-testing.md).
+#
+# 1. Refusals: bad power_cut messages say why; the status line ends in
+#    "<power> <power_left>".
+# 2. Cut now, after flushed and unflushed writes, a reset, a finish and
+#    an O_DSYNC write: I/O and zone operations fail at once; the backing
+#    device does not change any more. Reloading the printed table brings
+#    the power back over a new zoned device (smrhmN): every write pointer
+#    is where the last commit left it (flushed data is there, the
+#    unflushed appends are gone and read as zeros), reset and finish held,
+#    the conventional zone holds its old or its new data, and the zones
+#    take writes again.
+# 3. "after N writes" and "after N flushes": the N+1th command fails and
+#    cuts; what was flushed before it is there after a remove and create.
+# 4. "random MAX SEED": the same seed draws the same N.
+# 5. A cut in the middle of a writer appending to four zones, some writes
+#    O_DSYNC (a seeded countdown, armed once it runs): after the power comes back every zone holds exactly the
+#    writer's data up to its write pointer, at least up to what was
+#    durable, and zeros after it.
+
+. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/lib/hm.sh"
+
+_prep_test "hm: power cuts: what was flushed stays, the rest is the last commit's"
+hm_prep
+
+ZS=$HM_ZS
+NZ=8
+LEN=$((NZ * ZS))
+zs() { echo $(( $1 * ZS )); }
+back=$(new_backing 80) || bail "no backing device"
+name=t_${TID}_pc
+dev=/dev/mapper/$name
+hm_create "$name" $LEN "$back" $ZS conv_zones 2 format || bail "cannot create the device"
+
+# engine NAME: the zoned device (smrhmN) under dm device NAME.
+engine() { dmsetup deps -o devname "$1" | sed -n 's/.*(\(smrhm[0-9]*\)).*/\1/p'; }
+# bsum: sha256 of the backing device as it is on disk (O_DIRECT).
+bsum() { dd if="$back" bs=1M iflag=direct status=none | sha256sum; }
+# power: the status line's last two fields.
+power() { dmsetup status "$name" | awk '{ print $(NF - 1), $NF }'; }
+# refused DESC WORDS...: the message fails and the log says why.
+refused() {
+	local desc=$1 out
+	shift
+	if out=$(hm_msg "$dev" "$@"); then
+		not_ok "refused: $desc" "accepted: $*"
+	elif dmesg | tail -n 3 | grep -q "power_cut"; then
+		ok "refused: $desc"
+	else
+		not_ok "refused: $desc: the log says why" "$(dmesg | tail -n 3)"
+	fi
+}
+# fails DESC CMD...: CMD fails (EIO expected).
+fails() {
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then not_ok "$desc fails" "it succeeded"
+	else ok "$desc fails (${out##*: })"; fi
+}
+
+# ---- 1. refusals and the status fields ----------------------------------
+assert_eq "status: the power is on" "on 0" "$(power)"
+refused "no count word" power_cut after 3
+refused "a count that is not a number" power_cut after x writes
+refused "an unknown thing to count" power_cut after 3 bananas
+refused "random without a seed" power_cut random 10 writes
+refused "random: max not a number" power_cut random ten 1 writes
+refused "an unknown word" power_cut sideways
+check "power_cut off when nothing is armed" hm_msg "$dev" power_cut off
+check "arm: after 1000 writes" hm_msg "$dev" power_cut after 1000 writes
+assert_eq "status: armed, 1000 left" "armed 1000" "$(power)"
+check "disarm" hm_msg "$dev" power_cut off
+assert_eq "status: on again" "on 0" "$(power)"
+
+# ---- 2. cut now ------------------------------------------------------------
+hm_put D1 "$dev" 0 2048				# conventional
+hm_put A1 "$dev" $(zs 2) 2048
+check "flush" hm_flush "$dev"
+hm_put B1 "$dev" $(zs 3) 1024
+check "reset zone 3 (durable once done)" hm_zop "$dev" reset $(zs 3)
+hm_put C1 "$dev" $(zs 4) 1024
+check "finish zone 4 (durable once done)" hm_zop "$dev" finish $(zs 4)
+E1=$(hm_newfile 1024)
+hm_data "$E1" 1024
+check "O_DSYNC write to zone 5" dd if="$E1" of="$dev" bs=512K count=1 \
+	oflag=direct,dsync,seek_bytes seek=$(( $(zs 5) * 512 )) conv=notrunc status=none
+# Unflushed, after the last commit:
+hm_put D2 "$dev" 0 2048
+hm_put A2 "$dev" $(( $(zs 2) + 2048 )) 1024
+hm_put F1 "$dev" $(zs 6) 1024
+eng0=$(engine "$name")
+[ -n "$eng0" ] && ok "the device runs on $eng0" || not_ok "the device runs on a zoned device smrhmN"
+
+check "power_cut" hm_msg "$dev" power_cut
+assert_eq "status: cut" "cut 0" "$(power)"
+sum0=$(bsum)
+fails "a read" hm_read "$dev" $(zs 2) 8
+fails "a write at the write pointer" hm_try_write "$dev" $(( $(zs 2) + 3072 )) 8
+fails "a conventional write" hm_try_write "$dev" 4096 8
+fails "a zone reset" hm_zop "$dev" reset $(zs 2)
+fails "a flush" hm_flush "$dev"
+refused "arming a cut drive" power_cut after 1 writes
+assert_eq "the backing device did not change after the cut" "$sum0" "$(bsum)"
+if dmesg | grep -q "$eng0: power cut"; then ok "the log names the cut"
+else not_ok "the log names the cut" "no '$eng0: power cut' line"; fi
+
+# The power comes back: the printed table, loaded again.
+table=$(dmsetup table "$name")
+check "reload the printed table" dmsetup reload "$name" --table "$table"
+check "resume" dmsetup resume "$name"
+eng1=$(engine "$name")
+assert_ne "a new zoned device under the table ($eng0 before)" "$eng0" "$eng1"
+assert_eq "status: on" "on 0" "$(power)"
+got=$(hm_sha "$dev" 0 2048)
+if [ "$got" = "$(sha256sum < "$D1" | cut -d' ' -f1)" ] ||
+   [ "$got" = "$(sha256sum < "$D2" | cut -d' ' -f1)" ]; then
+	ok "conventional zone: the old or the new data"
+else
+	not_ok "conventional zone: the old or the new data" "neither"
+fi
+assert_cw "zone 2: closed at the flushed write pointer" "$dev" $(zs 2) "cl 2048"
+hm_assert_read "zone 2: flushed data" "$dev" $(zs 2) "$A1"
+hm_assert_zero "zone 2: the unflushed write is gone" "$dev" $(( $(zs 2) + 2048 )) 1024
+assert_cw "zone 3: the reset held" "$dev" $(zs 3) "em 0"
+assert_cw "zone 4: the finish held" "$dev" $(zs 4) "fu $ZS"
+hm_assert_read "zone 4: its data" "$dev" $(zs 4) "$C1"
+assert_cw "zone 5: the O_DSYNC write held" "$dev" $(zs 5) "cl 1024"
+hm_assert_read "zone 5: its data" "$dev" $(zs 5) "$E1"
+assert_cw "zone 6: opened after the last commit: empty" "$dev" $(zs 6) "em 0"
+hm_put A3 "$dev" $(( $(zs 2) + 2048 )) 1024 "a write at zone 2's write pointer"
+check "flush" hm_flush "$dev"
+hm_assert_read "zone 2: the new write reads back" "$dev" $(( $(zs 2) + 2048 )) "$A3"
+
+# ---- 3. after N writes, after N flushes ---------------------------------
+check "arm: after 2 writes" hm_msg "$dev" power_cut after 2 writes
+hm_put W1 "$dev" $(zs 7) 8 "write 1 of 2 passes"
+hm_put W2 "$dev" $(( $(zs 7) + 8 )) 8 "write 2 of 2 passes"
+assert_eq "status: armed, 0 left" "armed 0" "$(power)"
+fails "write 3 (the cut)" hm_try_write "$dev" $(( $(zs 7) + 16 )) 8
+assert_eq "status: cut" "cut 0" "$(power)"
+check "remove" dm_remove "$name"
+check "create again" hm_create "$name" $LEN "$back" $ZS conv_zones 2
+assert_cw "zone 7: nothing was flushed there: empty" "$dev" $(zs 7) "em 0"
+hm_assert_read "zone 2 kept its data" "$dev" $(( $(zs 2) + 2048 )) "$A3"
+
+check "arm: after 1 flushes" hm_msg "$dev" power_cut after 1 flushes
+hm_put G1 "$dev" $(zs 7) 16 "a write"
+check "flush 1 of 1 passes" hm_flush "$dev"
+hm_put G2 "$dev" $(( $(zs 7) + 16 )) 16 "a write after it"
+fails "flush 2 (the cut)" hm_flush "$dev"
+check "remove" dm_remove "$name"
+check "create again" hm_create "$name" $LEN "$back" $ZS conv_zones 2
+assert_cw "zone 7: at the first flush" "$dev" $(zs 7) "cl 16"
+hm_assert_read "zone 7: the flushed write" "$dev" $(zs 7) "$G1"
+
+# ---- 4. random: the seed decides --------------------------------------
+r1=$(hm_msg "$dev" power_cut random 1000 4242 writes)
+check "disarm" hm_msg "$dev" power_cut off
+r2=$(hm_msg "$dev" power_cut random 1000 4242 writes)
+r3=$(hm_msg "$dev" power_cut random 1000 77 writes)
+check "disarm" hm_msg "$dev" power_cut off
+if [[ $r1 =~ ^after\ ([0-9]+)\ writes$ ]] && [ "${BASH_REMATCH[1]}" -le 1000 ]; then
+	ok "random prints what it armed ($r1)"
+else
+	not_ok "random prints what it armed" "'$r1'"
+fi
+assert_eq "random: the same seed draws the same count" "$r1" "$r2"
+assert_ne "random: another seed, another count" "$r1" "$r3"
+
+# ---- 5. a cut under a writer -------------------------------------------
+WZ="3 5 6 7"
+seed=$RANDOM$RANDOM
+check "reset the writer's zones" hm_zop "$dev" reset $(zs 3) 5
+check "flush" hm_flush "$dev"
+: > "$T_WORK/durable.log"
+writer() {
+	local i=0 z n f fl out
+	local -A wpb
+	while :; do
+		for z in $WZ; do
+			n=$((RANDOM % 8 + 1))
+			f=${wpb[$z]:-0}
+			fl=
+			[ $((i % 3)) = 2 ] && fl=dsync
+			if ! out=$(hm_pattern_write "$dev" $(zs $z) "$seed" $z "$f" $n $fl); then
+				echo "E $z $f $n" >> "$T_WORK/durable.log"
+				exit 0
+			fi
+			wpb[$z]=$((f + n))
+			echo "A $z $(( (f + n) * 8 ))" >> "$T_WORK/durable.log"
+			[ -n "$fl" ] && echo "D $z $(( (f + n) * 8 ))" >> "$T_WORK/durable.log"
+			i=$((i + 1))
+		done
+	done
+}
+writer &
+wpid=$!
+# Armed once the writer is under way: 8 writes done, up to 40 more.
+for t in $(seq 1 120); do
+	[ "$(grep -c '^A' "$T_WORK/durable.log")" -ge 8 ] && break
+	sleep 0.5
+done
+r=$(hm_msg "$dev" power_cut random 40 "$seed" writes)
+diag "writer seed $seed: armed $r"
+for t in $(seq 1 240); do
+	kill -0 $wpid 2>/dev/null || break
+	sleep 1
+done
+if kill -0 $wpid 2>/dev/null; then
+	kill $wpid
+	not_ok "the writer met the cut within 240 s" "status: $(power)"
+else
+	ok "the writer met the cut ($(grep -c '^A' "$T_WORK/durable.log") writes acknowledged)"
+fi
+wait $wpid 2>/dev/null
+assert_eq "status: cut" "cut 0" "$(power)"
+check "remove" dm_remove "$name"
+check "create again" hm_create "$name" $LEN "$back" $ZS conv_zones 2
+declare -A dwp awp
+while read -r tag z wp; do
+	case $tag in
+	D) dwp[$z]=$wp ;;
+	A) awp[$z]=$wp ;;
+	esac
+done < "$T_WORK/durable.log"
+for z in $WZ; do
+	cw=$(hm_cw "$dev" $(zs $z))
+	wp=${cw#* }
+	if [ "$wp" -ge "${dwp[$z]:-0}" ] && [ "$wp" -le "${awp[$z]:-0}" ]; then
+		ok "zone $z: wp $wp between its durable ${dwp[$z]:-0} and acknowledged ${awp[$z]:-0}"
+	else
+		not_ok "zone $z: wp between durable and acknowledged" \
+			"wp $wp, durable ${dwp[$z]:-0}, acknowledged ${awp[$z]:-0}"
+	fi
+	case ${cw% *} in
+	em|cl) ok "zone $z came back closed or empty ($cw)" ;;
+	*) not_ok "zone $z came back closed or empty" "$cw" ;;
+	esac
+	if out=$(cmp <(hm_read "$dev" $(zs $z) "$wp") <(hm_pattern "$seed" $z 0 $((wp / 8))) 2>&1); then
+		ok "zone $z: [0, wp) is exactly the writer's data"
+	else
+		not_ok "zone $z: [0, wp) is exactly the writer's data" "$out"
+	fi
+	hm_assert_zero "zone $z: zeros after the wp" "$dev" $(( $(zs $z) + wp )) 64
+done
+
+dmesg_check "no kernel warnings"
+_show_result
