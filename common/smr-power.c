@@ -4,8 +4,8 @@
  *
  * Compiled into each module through its *-common.c, which defines
  * DM_MSG_PREFIX. The state is read without the lock on the I/O path;
- * it changes under the lock, and only ever to SMR_POWER_CUT from there:
- * the cut callback runs once, outside the lock.
+ * it changes under the lock. The cut callback runs once, under the lock,
+ * before the state says cut.
  */
 #include <linux/device-mapper.h>
 #include <linux/kernel.h>
@@ -34,7 +34,6 @@ void smr_power_init(struct smr_power *p, const char *name,
 	spin_lock_init(&p->lock);
 	p->state = SMR_POWER_ON;
 	p->left = 0;
-	p->cuts = 0;
 }
 
 /* Does a command count as @what? */
@@ -52,33 +51,35 @@ static bool smr_power_counts(u8 what, blk_opf_t opf, unsigned int size)
 	}
 }
 
-/* Cut under p->lock; true if this call did it (run the callback then). */
-static bool smr_power_cut_locked(struct smr_power *p)
+/*
+ * Cut, under p->lock. The model's cut runs first, so that whoever sees
+ * the state cut (the I/O path reads it without the lock) also sees
+ * what the cut did: the commits halted, the timing model quiet.
+ */
+static void smr_power_cut_locked(struct smr_power *p)
 {
 	if (p->state == SMR_POWER_CUT)
-		return false;
+		return;
+	p->ops->cut(p->owner);
+	smp_wmb();	/* the cut's effects before the state */
 	WRITE_ONCE(p->state, SMR_POWER_CUT);
 	p->left = 0;
-	p->cuts++;
-	return true;
 }
 
 bool __smr_power_io(struct smr_power *p, blk_opf_t opf, unsigned int size)
 {
 	unsigned long flags;
-	bool fire = false, fail;
+	bool fail;
 
 	spin_lock_irqsave(&p->lock, flags);
 	if (p->state == SMR_POWER_ARMED && smr_power_counts(p->what, opf, size)) {
 		if (p->left)
 			p->left--;
 		else
-			fire = smr_power_cut_locked(p);
+			smr_power_cut_locked(p);
 	}
 	fail = p->state == SMR_POWER_CUT;
 	spin_unlock_irqrestore(&p->lock, flags);
-	if (fire)
-		p->ops->cut(p->owner);
 	return fail;
 }
 
@@ -139,16 +140,13 @@ int smr_power_message(struct smr_power *p, unsigned int argc, char **argv,
 	struct rnd_state rnd;
 	unsigned int sz = 0;
 	u64 n, max, seed;
-	bool fire;
 	int i, ret;
 	u8 what;
 
 	if (argc == 1) {
 		spin_lock_irq(&p->lock);
-		fire = smr_power_cut_locked(p);
+		smr_power_cut_locked(p);
 		spin_unlock_irq(&p->lock);
-		if (fire)
-			p->ops->cut(p->owner);
 		/* Once this returns, the backing device holds what it keeps. */
 		ret = p->ops->settle(p->owner);
 		if (ret)

@@ -13,8 +13,8 @@
  * new engine, a new load from the backing) is the power coming back.
  *
  * Messages (each model's message handler passes them on):
- *   power_cut                      cut now; returns once the backing
- *                                  device is final (in-flight I/O done)
+ *   power_cut                      cut now; returns once the drive has
+ *                                  nothing of its own in flight
  *   power_cut after <n> writes|flushes|ios
  *                                  arm: the next <n> such commands pass,
  *                                  the one after them is not done and
@@ -52,14 +52,16 @@ enum smr_power_what {
 
 struct smr_power_ops {
 	/*
-	 * The cut, once: any context, no sleeping (it may come from the
-	 * I/O path). The model stops its commits and queues its clean-up.
+	 * The cut, once, under the switch's spinlock: any context, no
+	 * sleeping (it may come from the I/O path). The model stops its
+	 * commits and queues its clean-up.
 	 */
 	void (*cut)(void *owner);
 	/*
-	 * Process context, after a cut: wait, bounded, until nothing the
-	 * drive issued before the cut is still in flight to the backing
-	 * device. 0, or -ETIMEDOUT.
+	 * Process context, after a cut: wait, bounded, until the drive's
+	 * own work is done and nothing it issued before the cut is still in
+	 * flight to the backing device (a drive-managed table's host bios
+	 * are the dm core's: a suspend waits for them). 0, or -ETIMEDOUT.
 	 */
 	int (*settle)(void *owner);
 };
@@ -72,7 +74,6 @@ struct smr_power {
 	u8 state;			/* enum smr_power_state; read locklessly */
 	u8 what;			/* enum smr_power_what, when armed */
 	u64 left;			/* commands to pass before the cut */
-	u64 cuts;			/* cuts so far (0 or 1 per drive) */
 };
 
 void smr_power_init(struct smr_power *p, const char *name,

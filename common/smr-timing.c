@@ -655,6 +655,16 @@ void smr_tm_wait(struct smr_tm *tm, u64 end)
 				       ns_to_ktime(end - now), TASK_IDLE);
 }
 
+void smr_tm_quiet_now(struct smr_tm *tm)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tm->lock, flags);
+	WRITE_ONCE(tm->quiet, true);
+	spin_unlock_irqrestore(&tm->lock, flags);
+	wake_up_all(&tm->quiet_wait);
+}
+
 void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 {
 	struct smr_tm_bio *tb;

@@ -305,6 +305,13 @@ void smr_tm_wait(struct smr_tm *tm, u64 end);
  * Process context.
  */
 void smr_tm_set_quiet(struct smr_tm *tm, bool quiet);
+/*
+ * The part of smr_tm_set_quiet(tm, true) that may run in any context:
+ * nothing new waits for modelled time and smr_tm_wait() sleepers wake.
+ * smr_tm_set_quiet() must follow, in process context, to end what the
+ * model holds queued or on timers.
+ */
+void smr_tm_quiet_now(struct smr_tm *tm);
 
 void smr_tm_get_stats(struct smr_tm *tm, struct smr_tm_stats *st);
 void smr_tm_clear_stats(struct smr_tm *tm);

@@ -456,8 +456,8 @@ void smr_dm_postsuspend(struct smr_target *sc)
 	 * A failed commit keeps its blocks dirty (smr_md_commit()): the
 	 * state stays in memory, and preresume or the next flush retries.
 	 */
-	ret = smr_power_is_cut(&sc->power) ? 0 : smr_md_commit(sc);
-	if (ret) {
+	ret = smr_md_commit(sc);
+	if (ret && !smr_power_is_cut(&sc->power)) {	/* cut: nothing to retry */
 		sc->commit_pending = true;
 		spin_lock_irq(&sc->lock);
 		sc->stats.errors++;

@@ -37,7 +37,6 @@
 #include "dm-smr-nl.h"
 #include "dm-smr-trace.h"
 
-
 /* ------------------------------------------------------------------ */
 /* I/O.                                                                */
 /* ------------------------------------------------------------------ */
@@ -624,8 +623,9 @@ static void smr_hm_commit_work(struct work_struct *work)
 	 * and the writes placed behind it fail too.
 	 */
 	while ((bio = bio_list_pop(&clones))) {
-		if (sts) {
-			bio->bi_status = sts;
+		/* Nothing reaches the medium after a power cut. */
+		if (sts || smr_power_is_cut(&sc->power)) {
+			bio->bi_status = sts ?: BLK_STS_IOERR;
 			smr_hm_io_done(bio);
 		} else {
 			submit_bio_noacct(bio);
@@ -731,6 +731,8 @@ int smr_hm_ctx_init(struct smr_target *sc)
 
 void smr_hm_ctx_exit(struct smr_target *sc)
 {
+	/* It queues the commit work: before the queue goes. */
+	flush_work(&sc->cut_work);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);

@@ -23,10 +23,12 @@
  * acknowledged (or in flight) since that flush wrote.
  *
  * The cut itself may come from the I/O path (an armed countdown), so it
- * only halts commits and queues cut_work on the mode's ordered worker;
- * that work quiets the timing model (its timers end their bios now) and
- * lets the worker fail what waits. Completions after the cut fail too
- * (dm-smr-hm.c, dm-smr-dm.c).
+ * only halts commits, makes the timing model quiet (a flush waiting for
+ * its modelled destage wakes) and queues cut_work, on a queue of its own:
+ * the mode's ordered worker may be the one waiting. That work ends what
+ * the model holds (its timers end their bios now) and lets the worker
+ * fail what waits. Completions after the cut fail too (dm-smr-hm.c,
+ * dm-smr-dm.c).
  */
 #include "dm-smr-dm.h"
 
@@ -36,10 +38,12 @@
 static void smr_power_cut_common(struct smr_target *sc)
 {
 	smr_slots_halt(&sc->md);
-	queue_work(sc->wq, &sc->cut_work);
+	if (sc->tm)
+		smr_tm_quiet_now(sc->tm);
+	queue_work(system_unbound_wq, &sc->cut_work);
 }
 
-/* Quiet the model: nothing waits for modelled time after the cut. */
+/* The model ends what it holds: nothing waits for modelled time. */
 static void smr_power_cut_begin(struct smr_target *sc)
 {
 	DMWARN("%s: power cut: writes since the last flush may be lost; I/O fails until the table is loaded again",
@@ -55,7 +59,7 @@ static void smr_hm_power_cut(void *owner)
 	smr_power_cut_common(owner);
 }
 
-/* The commit worker runs next (an ordered queue): its commit fails. */
+/* The commit worker fails what waits for it: its commit fails. */
 static void smr_hm_cut_work(struct work_struct *work)
 {
 	struct smr_target *sc = container_of(work, struct smr_target,
@@ -66,13 +70,15 @@ static void smr_hm_cut_work(struct work_struct *work)
 }
 
 /*
- * After a cut: the cut work and the worker have run, no host bio is in
- * flight (each holds its clone's backing I/O) and no commit is between
- * its batches. The backing device then holds what it keeps.
+ * After a cut: the cut work has run, no host bio is in flight (each
+ * holds its clone's backing I/O, and the deferred ones wait for the
+ * worker, whose commit fails at once), and no commit is between its
+ * batches. The backing device then holds what it keeps. Bounded by the
+ * backing device's I/O in flight and SMR_SETTLE_TIMEOUT.
  */
 int smr_hm_settle(struct smr_target *sc)
 {
-	flush_workqueue(sc->wq);
+	flush_work(&sc->cut_work);
 	if (!wait_event_timeout(sc->inflight_wait, !atomic_read(&sc->inflight),
 				SMR_SETTLE_TIMEOUT))
 		return -ETIMEDOUT;
@@ -134,6 +140,7 @@ static int smr_dm_power_settle(void *owner)
 {
 	struct smr_target *sc = owner;
 
+	flush_work(&sc->cut_work);
 	flush_workqueue(sc->wq);
 	flush_delayed_work(&sc->dm->clean_dwork);
 	flush_workqueue(sc->wq);

@@ -57,6 +57,9 @@ int smr_commit_predecessor(struct smr_target *sc)
 		if (old == sc || !old->commit_pending ||
 		    old->bdev->bd_dev != sc->bdev->bd_dev)
 			continue;
+		/* Its power was cut: what it did not commit is lost. */
+		if (smr_power_is_cut(&old->power))
+			break;
 		ret = smr_md_commit(old);
 		if (!ret)
 			old->commit_pending = false;

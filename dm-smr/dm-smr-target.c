@@ -163,6 +163,9 @@ static void smr_free(struct smr_target *sc)
 		dm_put_device(sc->ti, sc->zdev_dev);
 	if (sc->zdev)
 		smr_zdev_put(sc->zdev);
+	/* A drive-managed table's cut work queues its worker. */
+	if (sc->power.ops)
+		flush_work(&sc->cut_work);
 	smr_dm_free(sc);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
@@ -303,7 +306,8 @@ static void smr_dtr(struct dm_target *ti)
 	 * last try (no other table has read the disk since, see
 	 * smr_commit_predecessor()); failing that, say what is lost.
 	 */
-	if (sc->commit_pending && smr_md_commit(sc))
+	if (sc->commit_pending && !smr_power_is_cut(&sc->power) &&
+	    smr_md_commit(sc))
 		DMERR("%s: metadata commit failed again at removal: acknowledged writes since the last flush are lost",
 		      sc->name);
 	smr_free(sc);
@@ -397,7 +401,8 @@ static void smr_presuspend_undo(struct dm_target *ti)
 	struct smr_target *sc = smr_zones_of(ti->private);
 
 	smr_faults_resume(&((struct smr_target *)ti->private)->faults);
-	if (sc->tm)
+	/* A drive without power stays quiet. */
+	if (sc->tm && !smr_power_is_cut(&sc->power))
 		smr_tm_set_quiet(sc->tm, false);
 }
 
@@ -418,7 +423,7 @@ static void smr_resume(struct dm_target *ti)
 	struct smr_target *sc = ti->private;
 
 	smr_faults_resume(&sc->faults);
-	if (smr_zones_of(sc)->tm)
+	if (smr_zones_of(sc)->tm && !smr_power_is_cut(&smr_zones_of(sc)->power))
 		smr_tm_set_quiet(smr_zones_of(sc)->tm, false);
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
 		smr_dm_resume(sc);

@@ -86,6 +86,11 @@ static void smr_zdev_submit_bio(struct bio *bio)
 	if (!bio)
 		return;
 	atomic_inc(&zdev->zc.inflight);
+	/*
+	 * Counted before the power is looked at: a settle that finds none
+	 * in flight must not miss a command that found the power on.
+	 */
+	smp_mb__after_atomic();
 	/* Each command the drive takes counts toward an armed power cut. */
 	if (unlikely(smr_power_io(&zdev->zc.power, bio->bi_opf,
 				  bio->bi_iter.bi_size))) {
@@ -369,7 +374,10 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 			 * that loads what the backing device kept, once the
 			 * old one has nothing in flight to it. The old one
 			 * stays listed (and failing) until its last table
-			 * goes.
+			 * goes. The settle is bounded (the backing device's
+			 * I/O in flight, SMR_SETTLE_TIMEOUT); it holds
+			 * smr_zdev_lock, as the last put's final commit does,
+			 * so that no put frees the engine meanwhile.
 			 */
 			if (smr_hm_settle(&zdev->zc)) {
 				zdev = ERR_PTR(-EBUSY);
