@@ -16,6 +16,7 @@
 #include "smr-genl.c"
 #include "smr-timing.c"
 #include "smr-claim.c"
+#include "smr-power.c"
 
 #include "dm-caveat-trace.h"
 #define smr_fault_trace trace_cv_fault

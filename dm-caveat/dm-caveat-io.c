@@ -138,6 +138,9 @@ static int cv_make_durable(struct cv_target *sc)
 {
 	int ret;
 
+	/* After a power cut nothing more reaches the medium. */
+	if (smr_power_is_cut(&sc->power))
+		return -EIO;
 	mutex_lock(&sc->commit_mutex);
 	ret = cv_jr_write(sc);
 	if (ret)
@@ -166,7 +169,9 @@ static void cv_issue_wal(struct cv_target *sc, struct bio_list *wal,
 
 	while ((bio = bio_list_pop(wal))) {
 		struct cv_io *io = cv_wal_io(sc, bio);
-		blk_status_t s = sts;
+		/* Durable before a power cut, not issued before it: never. */
+		blk_status_t s = sts ?: (smr_power_is_cut(&sc->power) ?
+					 BLK_STS_IOERR : BLK_STS_OK);
 
 		/* The damage is durable: the write may now destroy the data. */
 		if (sc->scramble && io->live) {
@@ -510,6 +515,9 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 	unsigned int need;
 	bool dmg, defer, wc;
 
+	/* Held or retried by the worker past a power cut: never issued. */
+	if (unlikely(smr_power_is_cut(&sc->power)))
+		return DM_MAPIO_KILL;
 	if (unlikely((sector | nr) & ((1U << sc->bshift) - 1))) {
 		DMERR_LIMIT("%s: write of %u sectors at sector %llu is not aligned to the %u-byte block size",
 			    cv_name(sc), nr, (unsigned long long)sector,
@@ -594,6 +602,8 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
 	u64 last = (sector + bio_sectors(bio) - 1) >> sc->bshift;
 	bool ok, any = true;
 
+	if (unlikely(smr_power_is_cut(&sc->power)))
+		return DM_MAPIO_KILL;
 	spin_lock_irq(&sc->lock);
 	if (cv_wc_overlaps(sc, first, last) || (in_map && sc->big_writes)) {
 		/* A cached write is still to land there, or a write before
@@ -686,6 +696,9 @@ int cv_map(struct dm_target *ti, struct bio *bio)
 
 	/* cv_end_io() looks at it for a bio a fault ended too. */
 	io->kind = CV_IO_NONE;
+	/* A command the drive takes: an armed power cut counts it. */
+	if (unlikely(smr_power_io(&sc->power, bio->bi_opf, bio->bi_iter.bi_size)))
+		return DM_MAPIO_KILL;
 	r = smr_faults_map(&sc->faults, bio);
 	return r == SMR_FAULT_PASS ? cv_map_bio(ti, bio) : r;
 }
@@ -700,6 +713,9 @@ int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	struct bio_vec bv;
 	unsigned long flags;
 
+	/* The power went before the drive said it was done: it never was. */
+	if (unlikely(smr_power_is_cut(&sc->power)))
+		*error = BLK_STS_IOERR;
 	if (io->kind != CV_IO_READ_ZERO || *error)
 		return DM_ENDIO_DONE;
 	pos = (u64)dm_target_offset(ti, io->iter.bi_sector) << SECTOR_SHIFT;

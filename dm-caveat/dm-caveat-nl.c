@@ -94,6 +94,8 @@ static int cv_nl_put_stats(struct sk_buff *skb, struct cv_nl_dev *d)
 	v[20] = s.faults.remaps;
 	v[21] = s.faults.transient;
 	v[22] = s.faults.delayed;
+	v[23] = s.power;
+	v[24] = s.power_left;
 	BUILD_BUG_ON(ARRAY_SIZE(v) != CV_S_MAX - CV_S_NR_BLOCKS + 1);
 
 	nest = nla_nest_start(skb, CV_A_STATS);

@@ -39,6 +39,8 @@ struct cv_nl_snap {
 	u64 valid_blocks, mem_bytes;
 	u64 model_busy_ms, model_lag_ms;	/* the timing model's, 0 without */
 	struct smr_fault_counts faults;
+	u8 power;			/* enum smr_power_state */
+	u64 power_left;
 };
 
 /*

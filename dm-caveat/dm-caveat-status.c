@@ -25,7 +25,7 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  *   <live_damaged_blocks> <damaged_reads> <valid_blocks> <commits>
  *   <mem_bytes> <journal_writes> <model_busy_ms> <model_lag_ms>
  *   <cached_writes> <bad_read_errors> <bad_write_errors> <bad_remaps>
- *   <transient_errors> <delayed_ios>
+ *   <transient_errors> <delayed_ios> <power> <power_left>
  *
  * Counters since creation or the last clear_stats message: writes are
  * write bios; damaging_writes those whose damage range (after clipping)
@@ -42,8 +42,9 @@ static size_t cv_mem_bytes(struct cv_target *sc)
  * model_lag_ms are the timing model's (smr-timing.h), 0 without it: the
  * modelled busy time, and how far the backing device fell behind it.
  * cached_writes counts the writes the write cache completed before their
- * home write (last: it came after the timing fields). The last five
- * count the media faults this table fired (smr-faults.h, added last).
+ * home write (last: it came after the timing fields). The next five
+ * count the media faults this table fired (smr-faults.h, added last);
+ * power and power_left are the power switch (smr-power.h), last.
  */
 void cv_status(struct dm_target *ti, status_type_t type,
 		      unsigned int status_flags, char *result,
@@ -72,6 +73,7 @@ void cv_status(struct dm_target *ti, status_type_t type,
 		       st.journal_writes, div_u64(ts.busy_ns, NSEC_PER_MSEC),
 		       div_u64(ts.lag_ns, NSEC_PER_MSEC), st.cached_writes);
 		smr_faults_status(&sc->faults, result, maxlen, &sz);
+		smr_power_status(&sc->power, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_TABLE:
 		/* "format" is not printed back: reloading must not format. */
@@ -124,6 +126,7 @@ void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
 	s->unshingled = sc->unshingled;
 	s->st = st;
 	smr_faults_counts(&sc->faults, &s->faults);
+	smr_power_get(&sc->power, &s->power, &s->power_left);
 	s->model_busy_ms = s->model_lag_ms = 0;
 	if (sc->tm) {
 		struct smr_tm_stats ts;
@@ -234,6 +237,8 @@ int cv_message(struct dm_target *ti, unsigned int argc, char **argv,
 	}
 	if (smr_faults_is_message(argv[0]))
 		return smr_faults_message(&sc->faults, argc, argv, result, maxlen);
+	if (smr_power_is_message(argv[0]))
+		return smr_power_message(&sc->power, argc, argv, result, maxlen);
 	if (!strcasecmp(argv[0], "dump"))
 		return cv_msg_dump(sc, argc, argv, result, maxlen);
 	if (!strcasecmp(argv[0], "query")) {

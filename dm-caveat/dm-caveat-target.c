@@ -129,6 +129,9 @@ static void cv_free(struct cv_target *sc)
 {
 	/* Nothing is in flight by now: no write waits for memory. */
 	cancel_delayed_work_sync(&sc->nomem_dwork);
+	/* A cut's work queues the worker: before the queue goes. */
+	if (sc->power.ops)
+		flush_work(&sc->cut_work);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);
@@ -183,6 +186,7 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	init_waitqueue_head(&sc->wc_wait);
 	INIT_WORK(&sc->work, cv_work);
 	INIT_DELAYED_WORK(&sc->nomem_dwork, cv_nomem_work);
+	cv_power_setup(sc);
 
 	ret = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
 			    &sc->dev);
@@ -319,7 +323,8 @@ static int cv_preresume(struct dm_target *ti)
 	unsigned int noio;
 	int ret;
 
-	if (sc->loaded)
+	/* A drive without power stays so: its I/O fails, nothing loads. */
+	if (sc->loaded || smr_power_is_cut(&sc->power))
 		return 0;
 	noio = memalloc_noio_save();
 	ret = cv_load_bitmap(sc);
@@ -347,7 +352,7 @@ static void cv_resume(struct dm_target *ti)
 	struct cv_target *sc = ti->private;
 
 	smr_faults_resume(&sc->faults);
-	if (sc->tm)
+	if (sc->tm && !smr_power_is_cut(&sc->power))
 		smr_tm_set_quiet(sc->tm, false);
 }
 

@@ -87,6 +87,7 @@
 #include "smr-genl.h"
 #include "smr-claim.h"
 #include "smr-faults.h"
+#include "smr-power.h"
 #include "dm-caveat-nl.h"
 
 #define DM_MSG_PREFIX "caveat"
@@ -248,6 +249,9 @@ struct cv_target {
 	struct smr_tm *tm;
 	/* Media faults of this table (smr-faults.h). */
 	struct smr_faults faults;
+	/* The power switch (smr-power.h, dm-caveat-power.c). */
+	struct smr_power power;
+	struct work_struct cut_work;
 
 	struct cv_nl_dev nl;		/* dm-caveat-nl.c registry and events */
 };
@@ -367,6 +371,8 @@ u64 cv_md_pages(u64 nr_blocks);
 int cv_md_init(struct cv_target *sc);
 void cv_md_exit(struct cv_target *sc);
 int __cv_commit(struct cv_target *sc);
+/* Defined in dm-caveat-power.c. */
+void cv_power_setup(struct cv_target *sc);
 int cv_commit(struct cv_target *sc);
 int cv_load_bitmap(struct cv_target *sc);
 int cv_md_load_or_format(struct cv_target *sc);

@@ -95,6 +95,7 @@ static const char *const cv_stat_names[CV_S_MAX + 1] = {
 	[CV_S_BAD_REMAPS] = "bad_remaps",
 	[CV_S_TRANSIENT_ERRORS] = "transient_errors",
 	[CV_S_DELAYED_IOS] = "delayed_ios",
+	[CV_S_POWER] = "power", [CV_S_POWER_LEFT] = "power_left",
 };
 
 static const char *const dm_state_names[] = { "idle", "clean-bg", "clean-fg", "clean-manual" };
@@ -129,7 +130,8 @@ static void add_nest(struct rec *r, struct nlattr *nest,
 
 			rec_add_str(r, "state", v < 4 ? dm_state_names[v] : "unknown");
 		} else if ((names == smr_dm_names && t == SMR_DM_POWER) ||
-			   (names == smr_hm_names && t == SMR_HM_POWER)) {
+			   (names == smr_hm_names && t == SMR_HM_POWER) ||
+			   (names == cv_stat_names && t == CV_S_POWER)) {
 			uint64_t v = nla_get_u64(a);
 
 			rec_add_str(r, "power", v < 3 ? power_names[v] : "unknown");

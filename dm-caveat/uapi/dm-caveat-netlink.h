@@ -93,6 +93,9 @@ enum cv_nl_stat {
 	CV_S_BAD_REMAPS,
 	CV_S_TRANSIENT_ERRORS,
 	CV_S_DELAYED_IOS,
+	/* The power switch: 0 on, 1 armed, 2 cut; commands left when armed. */
+	CV_S_POWER,
+	CV_S_POWER_LEFT,
 	__CV_S_MAX,
 };
 #define CV_S_MAX (__CV_S_MAX - 1)

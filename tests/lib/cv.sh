@@ -14,14 +14,14 @@ cv_py() {
 # live_damage_writes live_damaged_blocks damaged_reads valid_blocks
 # commits mem_bytes journal_writes model_busy_ms model_lag_ms
 # cached_writes bad_read_errors bad_write_errors bad_remaps
-# transient_errors delayed_ios.
+# transient_errors delayed_ios power power_left.
 cv_field() {
 	local i=0 f
 	for f in writes damaging_writes damaged_blocks live_damage_writes \
 		live_damaged_blocks damaged_reads valid_blocks commits mem_bytes \
 		journal_writes model_busy_ms model_lag_ms cached_writes \
 		bad_read_errors bad_write_errors bad_remaps transient_errors \
-		delayed_ios; do
+		delayed_ios power power_left; do
 		if [ "$f" = "$2" ]; then
 			dmsetup status "$1" | awk -v k=$((i + 4)) '{ print $k }'
 			return
