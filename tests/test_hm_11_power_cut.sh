@@ -22,6 +22,8 @@
 #    O_DSYNC (a seeded countdown, armed once it runs): after the power comes back every zone holds exactly the
 #    writer's data up to its write pointer, at least up to what was
 #    durable, and zeros after it.
+# 6. A cut while a flush waits for the timing model's write cache to
+#    destage: the cut does not wait for it, the flush fails.
 
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/hm.sh"
@@ -249,6 +251,50 @@ for z in $WZ; do
 	fi
 	hm_assert_zero "zone $z: zeros after the wp" "$dev" $(( $(zs $z) + wp )) 64
 done
+
+# ---- 6. a cut while a flush waits for the modelled destage -----------
+# A 1 MB/s drive with a 64 MiB write cache: 8 MiB of zone writes are
+# acknowledged from the cache at once, and a flush then waits about 8 s
+# for the model to destage them. A cut meanwhile ends that wait: the
+# message returns within seconds, the flush fails.
+check "remove" dm_remove "$name"
+K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 1 id_mbps 1"
+check "create with a 1 MB/s timing model and a 64 MiB write cache" \
+	dm_create "$name" "0 $LEN smr $back host-managed $ZS 2 conv_zones 2 timing 14 $K wcache_mib 64"
+udevadm settle 2> /dev/null
+check "reset zone 3" hm_zop "$dev" reset $(zs 3)
+read -r fl_ms fl_err cut_ms < <(python3 - "$dev" "$name" $(( $(zs 3) * 512 )) <<'EOF'
+import mmap, os, subprocess, sys, threading, time
+dev, name, off = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fd = os.open(dev, os.O_RDWR | os.O_DIRECT)
+buf = mmap.mmap(-1, 128 << 10)
+for i in range(64):
+    os.pwritev(fd, [buf], off + i * (128 << 10))
+res = {}
+def flush():
+    t = time.monotonic()
+    try:
+        os.fsync(fd)
+        res["err"] = "none"
+    except OSError as e:
+        res["err"] = e.strerror.replace(" ", "_")
+    res["ms"] = int((time.monotonic() - t) * 1000)
+th = threading.Thread(target=flush)
+th.start()
+time.sleep(1)
+t = time.monotonic()
+subprocess.run(["dmsetup", "message", name, "0", "power_cut"], check=True)
+cut = int((time.monotonic() - t) * 1000)
+th.join(60)
+print(res.get("ms", -1), res.get("err", "hung"), cut)
+EOF
+)
+diag "flush ${fl_ms} ms (${fl_err}), power_cut message ${cut_ms} ms"
+if [ "${cut_ms:-99999}" -lt 4000 ]; then ok "the cut does not wait for the destage (${cut_ms} ms)"
+else not_ok "the cut does not wait for the destage" "power_cut took ${cut_ms:-?} ms"; fi
+assert_eq "the flush waiting for the destage fails" Input/output_error "$fl_err"
+if [ "${fl_ms:-99999}" -lt 5000 ]; then ok "the flush ended at the cut (${fl_ms} ms)"
+else not_ok "the flush ended at the cut" "${fl_ms:-?} ms"; fi
 
 dmesg_check "no kernel warnings"
 _show_result
