@@ -616,6 +616,9 @@ static void smr_hm_commit_work(struct work_struct *work)
 		if (end)
 			smr_tm_wait(sc->tm, end);
 	}
+	/* Cut while it waited for the destage: the drive never finished. */
+	if (!sts && smr_power_is_cut(&sc->power))
+		sts = BLK_STS_IOERR;
 
 	/*
 	 * Sequential writes placed at submission, now past their flush. One
