@@ -16,8 +16,9 @@
 # The smoke set is every test marked "# SMOKE: 1", slow ones included.
 #
 # Two lanes. With more than one kernel, two VMs run at the same time:
-# lane 1 runs the first kernel's suite but its crash-boot tests; lane 2
-# runs those, then the other kernels' suites, one after the other. A TCG
+# lane 1 runs the first kernel's suite but its crash-boot tests and the
+# tests marked "# LANE: 2" (long ones moved to even the lanes out);
+# lane 2 runs those, then the other kernels' suites, one after the other. A TCG
 # guest keeps only about one of the host's two cores busy (most tests
 # are one shell doing one thing at a time), so the second VM uses the
 # core the first leaves. Results of the crash-boot tests go to

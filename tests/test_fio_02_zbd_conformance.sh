@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 3600
 # SLOW: 1
+# LANE: 2
+# (About 6 minutes: make check runs it in its second lane, after the
+# crash boots, to even the lanes out.)
 #
 # fio's own zoned block device conformance script, t/zbd/test-zbd-support
 # from fio's source (scripts/setup-fio-source.sh fetches and builds it;
