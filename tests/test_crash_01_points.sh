@@ -31,10 +31,10 @@ CP="python3 $SMR_ROOT/tests/lib/crashpoints.py run"
 # removes at its end); should it be killed, remove the rule here.
 # shellcheck disable=SC2154 # cp_rc is set inside the trap itself
 trap 'cp_rc=$?; rm -f /run/udev/rules.d/00-smr-crashpoints.rules; udevadm control --reload; (exit $cp_rc); _cleanup_test' EXIT
-ROUNDS=${CP_ROUNDS:-6}
+ROUNDS=${CP_ROUNDS:-4}
 OPS=${CP_OPS:-24}
 SUBSETS=${CP_SUBSETS:-1}
-MAXP=${CP_MAX_POINTS:-60}
+MAXP=${CP_MAX_POINTS:-40}
 
 # cp_model LABEL MODEL BACKING_MB BLOCKS TABLE [crashpoints options]:
 # record and check one model on fresh devices of its own.

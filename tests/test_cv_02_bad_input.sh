@@ -1,6 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 240
+# SLOW: 1
+# (Parsing, no kernel interface in between: make check runs it on the
+# first kernel only, as test_dm_03_bad_input.)
 # Bad table arguments, bad messages and I/O past the end or off the block
 # size are refused with a clear error and no kernel warning.
 . "$(dirname "$0")/common.sh"
