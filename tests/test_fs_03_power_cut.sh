@@ -6,6 +6,9 @@
 # kernel only; test_hm_11 and test_dm_09 check the cut itself on every
 # kernel.)
 #
+# The drives' backing devices are on the huge sparse disk: 5 GiB of the
+# shared 16 GiB scratch disk would leave too little for the tests after.
+#
 # File systems across a power cut (docs/crash-testing.md): f2fs and zoned
 # btrfs on host-managed drives, ext4 on a drive-managed one. For each: a
 # workload that creates, overwrites and deletes files, fsyncing each file
@@ -85,7 +88,7 @@ after() {
 # ---- f2fs on host-managed --------------------------------------------------
 if modprobe f2fs 2> /dev/null; grep -qw f2fs /proc/filesystems; then
 	ZS=32768 NZ=64			# 1 GiB of 16 MiB zones
-	back=$(new_backing $((NZ * ZS / 2048 + 4))) || bail "no backing device"
+	back=$(new_big_backing 2) || bail "no backing device"
 	n=t_${TID}_f2
 	check "f2fs: create a host-managed drive" \
 		dm_create $n "0 $((NZ * ZS)) smr $back host-managed $ZS 5 conv_zones 3 max_open 8 format"
@@ -106,7 +109,7 @@ fi
 # ---- btrfs on host-managed -------------------------------------------------
 if modprobe btrfs 2> /dev/null; grep -qw btrfs /proc/filesystems; then
 	ZS=131072 NZ=24			# 1.5 GiB of 64 MiB zones
-	back=$(new_backing $((NZ * ZS / 2048 + 4))) || bail "no backing device"
+	back=$(new_big_backing 2) || bail "no backing device"
 	n=t_${TID}_bt
 	check "btrfs: create a host-managed drive" \
 		dm_create $n "0 $((NZ * ZS)) smr $back host-managed $ZS 5 conv_zones 0 max_open 12 format"
@@ -122,7 +125,7 @@ fi
 # ---- ext4 on drive-managed -------------------------------------------------
 BAND=65536 LEN=$((16 * 65536))		# 512 MiB of 32 MiB bands
 # The backing also holds the metadata, the cache and the spare band.
-back=$(new_backing $((LEN / 2048 + 128))) || bail "no backing device"
+back=$(new_big_backing 1) || bail "no backing device"
 n=t_${TID}_e4
 check "ext4: create a drive-managed drive (32 MiB cache, idle_ms 500)" \
 	dm_create $n "0 $LEN smr $back drive-managed $BAND 5 cache_sectors 65536 idle_ms 500 format" &&
