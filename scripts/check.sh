@@ -12,7 +12,7 @@
 # test_crash_01_points covers crash points on every kernel, smaller on
 # the others: CP_ROUNDS, CP_MAX_POINTS below), and tests
 # of what does not depend on the kernel (the harness's self-test, the
-# tracepoints, drive-managed and caveat bad input), and the power cut
+# tracepoints, bad input of every model), and the power cut
 # under three file systems. This keeps CI under an hour.
 # The smoke set is every test marked "# SMOKE: 1", slow ones included.
 #

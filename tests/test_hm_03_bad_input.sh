@@ -1,6 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 600
+# SLOW: 1
+# (Parsing and refusals: make check runs it on the first kernel only, as
+# the other bad-input tests.)
 #
 # Host-managed dm-smr: bad input is refused cleanly. Every malformed
 # table line fails with its own error in the kernel log (and no kernel
