@@ -418,7 +418,7 @@ _backing_on() {
 }
 
 # new_backing SIZE_MB: a dm-linear device over a fresh region of the
-# scratch disk (/dev/vda, 16 GiB). Prints /dev/mapper/t_<test>_<n>.
+# scratch disk (/dev/vda, 24 GiB). Prints /dev/mapper/t_<test>_<n>.
 # In boot N>1 of a crash test the same calls return the same regions,
 # with boot 1's data in them.
 new_backing() {

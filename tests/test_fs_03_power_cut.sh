@@ -7,7 +7,7 @@
 # kernel.)
 #
 # The drives' backing devices are on the huge sparse disk: 5 GiB of the
-# shared 16 GiB scratch disk would leave too little for the tests after.
+# shared scratch disk would leave too little for the tests after.
 #
 # File systems across a power cut (docs/crash-testing.md): f2fs and zoned
 # btrfs on host-managed drives, ext4 on a drive-managed one. For each: a
