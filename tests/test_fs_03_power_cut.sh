@@ -16,9 +16,14 @@
 # a seeded countdown cuts the power once it runs; the workload ends on
 # EIO, the unmount does not hang; the printed table is reloaded (the
 # power comes back); the file system's own checker finds nothing
-# (fsck.f2fs -f, btrfs check --readonly, e2fsck -fn after the journal
-# replay of a mount); every file fsync'd before the cut holds exactly its
-# data, every durable delete stays deleted; the file system takes writes.
+# (fsck.f2fs -f after a mount's roll-forward recovery, btrfs check
+# --readonly, e2fsck -fn after the journal replay of a mount); every
+# file fsync'd before the cut holds exactly its data, every durable
+# delete stays deleted; the file system takes writes.
+#
+# On 7.x f2fs prints a stack trace when a write fails after the cut
+# (f2fs_stop_checkpoint), which the kernel-log check counts: make check
+# runs this on 6.1, where it does not (docs/crash-testing.md).
 
 . "$(dirname "$0")/common.sh"
 
@@ -94,6 +99,12 @@ if modprobe f2fs 2> /dev/null; grep -qw f2fs /proc/filesystems; then
 		dm_create $n "0 $((NZ * ZS)) smr $back host-managed $ZS 5 conv_zones 3 max_open 8 format"
 	check "f2fs: mkfs.f2fs -m" mkfs.f2fs -f -m "/dev/mapper/$n"
 	if cut_run f2fs $n; then
+		# A mount rolls forward what was fsync'd after the last
+		# checkpoint and settles the zones' write pointers with it;
+		# before that, fsck.f2fs reports the write pointers past the
+		# checkpoint as inconsistent (seen on 7.3).
+		check "f2fs: mount (roll-forward recovery)" mount -t f2fs "/dev/mapper/$n" "$T_MNT" &&
+			check "f2fs: unmount" umount "$T_MNT"
 		out=$(fsck.f2fs -f "/dev/mapper/$n" 2>&1); rc=$?
 		if [ $rc = 0 ] && ! grep -qE '\[Fail\]|Error' <<< "$out"; then
 			ok "f2fs: fsck.f2fs -f is clean"
