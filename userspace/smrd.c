@@ -579,6 +579,28 @@ static int kmetric_of(const char *key)
 /* Say which dump fields have no metric (--render-metrics). */
 static int render_warn;
 
+/*
+ * A gauge per value of the string field @key of each device: 1 for the
+ * value it has, 0 for the others, labelled @lname.
+ */
+static void enum_metric(struct mbuf *m, const struct ksnap *k,
+			const char *name, const char *help, const char *key,
+			const char *lname, const char *const *values)
+{
+	int d, j;
+
+	mfamily(m, name, M_GAUGE, help);
+	for (d = 0; d < k->ndev; d++) {
+		const struct rec_field *f = rec_get(&k->dev[d], key);
+
+		for (j = 0; f && f->is_str && values[j]; j++) {
+			msample(m, name, k->dev[d].family, k->dev[d].device,
+				lname, values[j]);
+			mprintf(m, "%d\n", !strcmp(f->s, values[j]));
+		}
+	}
+}
+
 static void kernel_metrics(struct mbuf *m, const struct ksnap *k)
 {
 	size_t i;
@@ -611,39 +633,15 @@ static void kernel_metrics(struct mbuf *m, const struct ksnap *k)
 			r->family, label(r->device, l, sizeof(l)),
 			label(f && f->is_str ? f->s : "", mode, sizeof(mode)), devt);
 	}
-	mfamily(m, "smr_cleaning_state", M_GAUGE,
-		"State of a drive-managed device: 1 for the current state, 0 for the others.");
-	for (d = 0; d < k->ndev; d++) {
-		const struct rec_field *f = rec_get(&k->dev[d], "state");
-
-		for (j = 0; f && f->is_str && state_values[j]; j++) {
-			msample(m, "smr_cleaning_state", k->dev[d].family,
-				k->dev[d].device, "state", state_values[j]);
-			mprintf(m, "%d\n", !strcmp(f->s, state_values[j]));
-		}
-	}
-	mfamily(m, "smr_cleaning_policy", M_GAUGE,
-		"Cleaning policy of a drive-managed device: 1 for the current one.");
-	for (d = 0; d < k->ndev; d++) {
-		const struct rec_field *f = rec_get(&k->dev[d], "policy");
-
-		for (j = 0; f && f->is_str && policy_values[j]; j++) {
-			msample(m, "smr_cleaning_policy", k->dev[d].family,
-				k->dev[d].device, "policy", policy_values[j]);
-			mprintf(m, "%d\n", !strcmp(f->s, policy_values[j]));
-		}
-	}
-	mfamily(m, "smr_power_state", M_GAUGE,
-		"The drive's power switch (power_cut): 1 for the current state, 0 for the others.");
-	for (d = 0; d < k->ndev; d++) {
-		const struct rec_field *f = rec_get(&k->dev[d], "power");
-
-		for (j = 0; f && f->is_str && power_values[j]; j++) {
-			msample(m, "smr_power_state", k->dev[d].family,
-				k->dev[d].device, "state", power_values[j]);
-			mprintf(m, "%d\n", !strcmp(f->s, power_values[j]));
-		}
-	}
+	enum_metric(m, k, "smr_cleaning_state",
+		    "State of a drive-managed device: 1 for the current state, 0 for the others.",
+		    "state", "state", state_values);
+	enum_metric(m, k, "smr_cleaning_policy",
+		    "Cleaning policy of a drive-managed device: 1 for the current one.",
+		    "policy", "policy", policy_values);
+	enum_metric(m, k, "smr_power_state",
+		    "The drive's power switch (power_cut): 1 for the current state, 0 for the others.",
+		    "power", "state", power_values);
 	for (d = 0; render_warn && d < k->ndev; d++) {
 		for (j = 0; j < k->dev[d].nf; j++) {
 			const struct rec_field *f = &k->dev[d].f[j];
