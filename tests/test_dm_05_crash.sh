@@ -156,23 +156,6 @@ crash_at_intent() {
 	bail "dm_crash.py crash returned: the guest did not crash"
 }
 
-# slow_bands: reload the backing dm-linear with the second half of each
-# band's sectors behind a dm-delay that holds writes for 5 s.
-slow_bands() {
-	local bn=${back#/dev/mapper/} blen bdisk bstart md bs0 k s h=$((BAND / 2)) t
-	read -r _ blen _ bdisk bstart <<< "$(dmsetup table "$bn")"
-	read -r md _ <<< "$(dms_need $LEN $BAND $CACHE)"
-	bs0=$((md + CACHE + BAND))		# metadata, cache, spare band
-	t="0 $bs0 linear $bdisk $bstart"
-	for ((k = 0; k < LEN / BAND; k++)); do
-		s=$((bs0 + k * BAND))
-		t+=$'\n'"$s $h linear $bdisk $((bstart + s))"
-		t+=$'\n'"$((s + h)) $h delay $bdisk $((bstart + s + h)) 0 $bdisk $((bstart + s + h)) 5000 $bdisk $((bstart + s + h)) 0"
-	done
-	s=$((bs0 + LEN))
-	[ "$s" -lt "$blen" ] && t+=$'\n'"$s $((blen - s)) linear $bdisk $((bstart + s))"
-	backing_reload "$back" "$t"
-}
 
 # ---- every boot after the first: recover and check ---------------------
 if [ "$SMR_BOOT" -gt 1 ]; then
@@ -250,7 +233,7 @@ case $SMR_BOOT in
 	# clean copies the spare band's first half back, then hangs with
 	# its intent durable. The trigger polls first, then the clean
 	# starts; it crashes a random 0-1 s after the intent is on disk.
-	check "the second half of every band is slow to write (dm-delay)" slow_bands
+	check "the second half of every band is slow to write (dm-delay)" dms_slow_bands "$back" $LEN $BAND $CACHE
 	crash_at_intent --then 'dmsetup message "$name" 0 clean; diag "state during the manual clean: $(stf 23)"' \
 		--delay-ms 1000 --timeout 40
 	;;

@@ -126,23 +126,6 @@ check_round() {
 	fi
 }
 
-# slow_bands: the second half of every band's sectors behind a dm-delay
-# that holds writes for 5 s (as test_dm_05_crash does).
-slow_bands() {
-	local bn=${back#/dev/mapper/} blen bdisk bstart md bs0 k s h=$((BAND / 2)) t
-	read -r _ blen _ bdisk bstart <<< "$(dmsetup table "$bn")"
-	read -r md _ <<< "$(dms_need $LEN $BAND $CACHE)"
-	bs0=$((md + CACHE + BAND))		# metadata, cache, spare band
-	t="0 $bs0 linear $bdisk $bstart"
-	for ((k = 0; k < LEN / BAND; k++)); do
-		s=$((bs0 + k * BAND))
-		t+=$'\n'"$s $h linear $bdisk $((bstart + s))"
-		t+=$'\n'"$((s + h)) $h delay $bdisk $((bstart + s + h)) 0 $bdisk $((bstart + s + h)) 5000 $bdisk $((bstart + s + h)) 0"
-	done
-	s=$((bs0 + LEN))
-	[ "$s" -lt "$blen" ] && t+=$'\n'"$s $((blen - s)) linear $bdisk $((bstart + s))"
-	backing_reload "$back" "$t"
-}
 
 check "create the device (format)" create format
 assert_eq "status: the power is on" "on 0" "$(power)"
@@ -182,7 +165,7 @@ kill -9 "${WPIDS[@]}" 2> /dev/null
 wait "${WPIDS[@]}" 2> /dev/null
 check "round 3: flush" sync "$dev"
 SLOW_SAVED=$(dmsetup table "${back#/dev/mapper/}")
-check "round 3: the second half of every band is slow to write (dm-delay)" slow_bands
+check "round 3: the second half of every band is slow to write (dm-delay)" dms_slow_bands "$back" $LEN $BAND $CACHE
 check "round 3: clean" dmsetup message "$name" 0 clean
 intent=none
 for ((t = 0; t < 300; t++)); do

@@ -69,6 +69,28 @@ dms_need() {
 	echo "$md $((md + cache + band + len))"
 }
 
+# dms_slow_bands BACKING LEN BAND_SECTORS CACHE_SECTORS: reload BACKING (a
+# new_backing dm-linear) with the second half of each band's sectors of a
+# drive-managed device of that geometry behind a dm-delay that holds
+# writes for 5 s (reads and flushes pass): a band rewrite then hangs
+# half copied back, with its intent durable (crash and power-cut tests).
+dms_slow_bands() {
+	local back=$1 len=$2 band=$3 cache=$4
+	local bn=${1#/dev/mapper/} blen bdisk bstart md bs0 k s h=$((band / 2)) t
+	read -r _ blen _ bdisk bstart <<< "$(dmsetup table "$bn")"
+	read -r md _ <<< "$(dms_need "$len" "$band" "$cache")"
+	bs0=$((md + cache + band))		# metadata, cache, spare band
+	t="0 $bs0 linear $bdisk $bstart"
+	for ((k = 0; k < len / band; k++)); do
+		s=$((bs0 + k * band))
+		t+=$'\n'"$s $h linear $bdisk $((bstart + s))"
+		t+=$'\n'"$((s + h)) $h delay $bdisk $((bstart + s + h)) 0 $bdisk $((bstart + s + h)) 5000 $bdisk $((bstart + s + h)) 0"
+	done
+	s=$((bs0 + len))
+	[ "$s" -lt "$blen" ] && t+=$'\n'"$s $((blen - s)) linear $bdisk $((bstart + s))"
+	backing_reload "$back" "$t"
+}
+
 # dms_load DEV: read the status once into the associative array DMS
 # (DMS[cache_used], DMS[wa], ...; DMS[wa_milli] = wa * 1000). Returns 1
 # (and records a helper error) if the line is not a drive-managed status.
