@@ -687,7 +687,6 @@ void smr_hm_power_fail(struct smr_target *sc, struct bio *bio)
 	smr_hm_end(sc, bio, BLK_STS_IOERR);
 }
 
-
 /* Allocate the zone context's I/O resources (engine creation). */
 int smr_hm_ctx_init(struct smr_target *sc)
 {
