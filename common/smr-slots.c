@@ -185,7 +185,9 @@ int smr_slots_commit(struct smr_slots *ss)
 		spin_unlock_irq(ss->state_lock);
 
 		/* Data the snapshot counts as written must be durable first. */
-		ret = blkdev_issue_flush(ss->bdev);
+		ret = ss->ops->data_home ? ss->ops->data_home(ss->owner) : 0;
+		if (!ret)
+			ret = blkdev_issue_flush(ss->bdev);
 		if (ret)
 			goto fail;
 		if (!n)

@@ -48,6 +48,13 @@ struct smr_slots_ops {
 	 * A nonzero return fails the load.
 	 */
 	int (*load)(void *owner, u32 k, const void *buf);
+	/*
+	 * Optional: put on the backing device the data writes the owner has
+	 * acknowledged (a volatile write cache in front of it), before a
+	 * commit flushes and records them. May sleep. A nonzero return fails
+	 * the commit.
+	 */
+	int (*data_home)(void *owner);
 };
 
 struct smr_slots {

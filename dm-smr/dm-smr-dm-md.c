@@ -178,6 +178,7 @@ const struct smr_md_mode smr_dm_md_mode = {
 		.build = smr_dm_build_block,
 		.records = smr_dm_block_records,
 		.load = smr_dm_load_block,
+		.data_home = smr_md_data_home,
 	},
 	.reset = smr_dm_reset,
 	/* The constructor may run while the old table still writes. */

@@ -124,6 +124,7 @@ const struct smr_md_mode smr_hm_md_mode = {
 		.build = smr_hm_md_build,
 		.records = smr_hm_md_records,
 		.load = smr_hm_md_load,
+		.data_home = smr_md_data_home,
 	},
 	.reset = smr_hm_md_reset,
 	.load_at_resume = false,
