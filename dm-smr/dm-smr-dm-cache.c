@@ -586,7 +586,7 @@ void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 	bio_clear_polled(clone);
 	clone->bi_private = bio;
 	clone->bi_end_io = smr_dm_cache_endio;
-	dm_submit_bio_remap(bio, clone);
+	smr_dm_send_clone(sc, bio, clone);
 }
 
 /*

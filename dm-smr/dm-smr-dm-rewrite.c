@@ -354,6 +354,10 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 
 	/* Writes to the band admitted before the flag finish first. */
 	wait_event(dm->wait, READ_ONCE(b->writers) == 0);
+	/* And reach the disk, for the reads below (dm-smr-wc.c). */
+	ret = smr_md_data_home(sc);
+	if (ret)
+		goto fail_undo;
 	spin_lock_irq(&sc->lock);
 	seq = dm->next_seq;
 	spin_unlock_irq(&sc->lock);

@@ -80,7 +80,7 @@ static int smr_dm_read(struct smr_target *sc, struct bio *bio,
 			      smr_dm_tm_pos(dm, bio->bi_iter.bi_sector));
 		return DM_MAPIO_SUBMITTED;
 	}
-	return DM_MAPIO_REMAPPED;
+	return smr_dm_send(sc, bio, true);
 }
 
 static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map);
@@ -124,15 +124,6 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 	}
 }
 
-
-/* Send a remapped write: from map() by returning, from the worker itself. */
-static int smr_dm_issue(struct bio *bio, bool in_map)
-{
-	if (in_map)
-		return DM_MAPIO_REMAPPED;
-	dm_submit_bio_remap(bio, NULL);
-	return DM_MAPIO_SUBMITTED;
-}
 
 /* A write about to wait, and one done waiting: for the tracepoint only. */
 static void smr_dm_wait_begin(struct smr_dm_io *io, u8 why)
@@ -223,7 +214,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 				      smr_dm_tm_pos(dm, bio->bi_iter.bi_sector));
 			return DM_MAPIO_SUBMITTED;
 		}
-		return smr_dm_issue(bio, in_map);
+		return smr_dm_send(sc, bio, in_map);
 	}
 
 	if (!bio_list_empty(&dm->parked) || smr_slot_alloc(dm, n, &slot)) {
@@ -457,7 +448,7 @@ void smr_dm_postsuspend(struct smr_target *sc)
 	 * state stays in memory, and preresume or the next flush retries.
 	 */
 	ret = smr_md_commit(sc);
-	if (ret && !smr_power_is_cut(&sc->power)) {	/* cut: nothing to retry */
+	if (ret && !smr_drive_lost(sc)) {	/* cut: nothing to retry */
 		sc->commit_pending = true;
 		spin_lock_irq(&sc->lock);
 		sc->stats.errors++;
@@ -486,12 +477,14 @@ static const struct smr_opt smr_dm_opts[] = {
 	{ .name = "format", .flag = true },
 	{ .name = "clean_timeout_ms", .max = SMR_DM_MAX_IDLE_MS,
 	  .bad = "clean_timeout_ms must be a number from 0 to 3600000" },
+	{ .name = "write_cache", .min = 1, .max = SMR_WC_MAX_MIB,
+	  .bad = "write_cache must be a size in MiB from 1 to 1024" },
 };
 
 static const struct smr_opt_table smr_dm_opt_table = {
 	.opts = smr_dm_opts,
 	.nr = ARRAY_SIZE(smr_dm_opts),
-	.count_error = "Invalid number of optional arguments (at most 11)",
+	.count_error = "Invalid number of optional arguments (at most 13)",
 	.unknown_error = "Unknown optional argument",
 	.timing = true,
 };
@@ -518,6 +511,8 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 		dm->seq_bypass = v[3];
 	if (given & SMR_DM_OPT_TIMEOUT)
 		dm->clean_timeout_ms = v[5];
+	if (given & SMR_DM_OPT_WCACHE)
+		sc->wc_mib = v[6];
 	sc->format = given & SMR_DM_OPT_FORMAT;
 	return smr_tm_parse(as, SMR_TM_KEYS_ALL, tp, &sc->ti->error);
 }
@@ -666,6 +661,8 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	if (ret)
 		return ret;
 	ret = smr_dm_timing(sc, &tp);
+	if (!ret)
+		ret = smr_wc_setup(sc, sc->wc_mib, &ti->error);
 	if (ret)
 		return ret;
 
@@ -753,9 +750,10 @@ void smr_dm_free(struct smr_target *sc)
 		destroy_workqueue(dm->clean_wq);
 	}
 	cancel_delayed_work_sync(&dm->park_dwork);
-	/* After the cleaner, which charges it. */
+	/* After the cleaner, which charges it and drains this. */
 	smr_tm_destroy(sc->tm);
 	sc->tm = NULL;
+	smr_wc_teardown(sc);
 	/* Nothing in flight by now: no write waits for memory. */
 	cancel_delayed_work_sync(&dm->nomem_dwork);
 	if (dm->bands) {

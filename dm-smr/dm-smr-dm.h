@@ -67,6 +67,7 @@ enum {
 	SMR_DM_OPT_BYPASS = 1 << 3,
 	SMR_DM_OPT_FORMAT = 1 << 4,
 	SMR_DM_OPT_TIMEOUT = 1 << 5,
+	SMR_DM_OPT_WCACHE = 1 << 6,
 };
 
 /* A run of cached blocks of one band: 8 bytes. */
@@ -242,6 +243,7 @@ struct smr_dm_io {
 	bool parked;
 	unsigned long parked_at;
 	struct smr_tm_bio tm;	/* with the timing model: its modelled end */
+	struct smr_wc_wait wcw;	/* held by the write cache (dm-smr-wc.c) */
 };
 
 /*
@@ -333,6 +335,11 @@ struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b);
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot);
 void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n);
 void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n);
+/* Defined in dm-smr-wc.c */
+int smr_dm_send(struct smr_target *sc, struct bio *bio, bool in_map);
+void smr_dm_send_clone(struct smr_target *sc, struct bio *bio,
+		       struct bio *clone);
+
 void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
 			 sector_t sector);
 void smr_dm_write_done(struct smr_target *sc, struct bio *bio,

@@ -260,7 +260,7 @@ static void smr_hm_issue(struct smr_hm_io *io, sector_t bsector,
 			 sector_t pos)
 {
 	smr_hm_prep(io, bsector, pos);
-	submit_bio_noacct(&io->clone);
+	smr_hm_send(io);
 }
 
 static struct smr_hm_io *smr_hm_clone(struct smr_target *sc, struct bio *bio,
@@ -631,7 +631,7 @@ static void smr_hm_commit_work(struct work_struct *work)
 			bio->bi_status = sts ?: BLK_STS_IOERR;
 			smr_hm_io_done(bio);
 		} else {
-			submit_bio_noacct(bio);
+			smr_hm_send(container_of(bio, struct smr_hm_io, clone));
 		}
 	}
 
@@ -735,6 +735,11 @@ void smr_hm_ctx_exit(struct smr_target *sc)
 {
 	/* It queues the commit work: before the queue goes. */
 	flush_work(&sc->cut_work);
+	/*
+	 * Drained by the last commit, or dropped by a power cut; held I/O,
+	 * if any, would end through the worker: before the queue goes.
+	 */
+	smr_wc_teardown(sc);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);

@@ -17,6 +17,9 @@
  *    Sequential bypass writes go to their band in place: they may or may
  *    not be there. A cleaning cut between its steps is finished by the
  *    next load from its durable intent.
+ *  - with write_cache (dm-smr-wc.c), in either mode: writes the cache
+ *    had not sent home are lost; the ones it had sent may or may not be
+ *    there. The overwrites above are then lost, not "may or may not".
  *
  * In both, a write acknowledged before the last successful flush is
  * never lost, and a block reads back either its old data or what a write
@@ -38,6 +41,9 @@
 static void smr_power_cut_common(struct smr_target *sc)
 {
 	smr_slots_halt(&sc->md);
+	/* What the write cache holds is lost; it sends nothing more. */
+	if (sc->wc)
+		smr_wc_cut(sc->wc);
 	if (sc->tm)
 		smr_tm_quiet_now(sc->tm);
 	queue_work(system_unbound_wq, &sc->cut_work);
@@ -87,7 +93,8 @@ int smr_hm_settle(struct smr_target *sc)
 	spin_unlock_irq(&sc->lock);
 	mutex_lock(&sc->md.commit_lock);
 	mutex_unlock(&sc->md.commit_lock);
-	return 0;
+	/* Destages the write cache sent before the cut. */
+	return sc->wc ? smr_wc_settle(sc->wc) : 0;
 }
 
 static int smr_hm_power_settle(void *owner)
@@ -146,7 +153,7 @@ static int smr_dm_power_settle(void *owner)
 	flush_workqueue(sc->wq);
 	mutex_lock(&sc->md.commit_lock);
 	mutex_unlock(&sc->md.commit_lock);
-	return 0;
+	return sc->wc ? smr_wc_settle(sc->wc) : 0;
 }
 
 static const struct smr_power_ops smr_dm_power_ops = {

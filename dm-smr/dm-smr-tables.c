@@ -57,8 +57,8 @@ int smr_commit_predecessor(struct smr_target *sc)
 		if (old == sc || !old->commit_pending ||
 		    old->bdev->bd_dev != sc->bdev->bd_dev)
 			continue;
-		/* Its power was cut: what it did not commit is lost. */
-		if (smr_power_is_cut(&old->power))
+		/* Its power was cut (or cache failed): what it did not commit is lost. */
+		if (smr_drive_lost(old))
 			break;
 		ret = smr_md_commit(old);
 		if (!ret)

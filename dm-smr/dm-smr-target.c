@@ -38,6 +38,7 @@ enum {
 	SMR_OPT_OPEN = 1 << 2,
 	SMR_OPT_ACTIVE = 1 << 3,
 	SMR_OPT_FORMAT = 1 << 4,
+	SMR_OPT_WCACHE = 1 << 5,
 };
 
 static const struct smr_opt smr_hm_opts[] = {
@@ -46,12 +47,14 @@ static const struct smr_opt smr_hm_opts[] = {
 	{ .name = "max_open", .max = U32_MAX, .bad = "Invalid max_open" },
 	{ .name = "max_active", .max = U32_MAX, .bad = "Invalid max_active" },
 	{ .name = "format", .flag = true },
+	{ .name = "write_cache", .min = 1, .max = SMR_WC_MAX_MIB,
+	  .bad = "write_cache must be a size in MiB from 1 to 1024" },
 };
 
 static const struct smr_opt_table smr_hm_opt_table = {
 	.opts = smr_hm_opts,
 	.nr = ARRAY_SIZE(smr_hm_opts),
-	.count_error = "Invalid number of optional arguments (at most 9)",
+	.count_error = "Invalid number of optional arguments (at most 11)",
 	.unknown_error = "Unknown optional argument",
 	.timing = true,
 };
@@ -79,6 +82,8 @@ static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
 		sc->max_open = v[2];
 	if (given & SMR_OPT_ACTIVE)
 		sc->max_active = v[3];
+	if (given & SMR_OPT_WCACHE)
+		sc->wc_mib = v[5];
 	sc->format = given & SMR_OPT_FORMAT;
 	return 0;
 }
@@ -306,7 +311,7 @@ static void smr_dtr(struct dm_target *ti)
 	 * last try (no other table has read the disk since, see
 	 * smr_commit_predecessor()); failing that, say what is lost.
 	 */
-	if (sc->commit_pending && !smr_power_is_cut(&sc->power) &&
+	if (sc->commit_pending && !smr_drive_lost(sc) &&
 	    smr_md_commit(sc))
 		DMERR("%s: metadata commit failed again at removal: acknowledged writes since the last flush are lost",
 		      sc->name);
@@ -371,9 +376,11 @@ static int smr_preresume(struct dm_target *ti)
 	struct smr_target *sc = ti->private;
 	int ret;
 
-	/* A drive without power stays so: its I/O fails, nothing loads. */
-	if (sc->mode != SMR_MODE_DRIVE_MANAGED ||
-	    smr_power_is_cut(&sc->power))
+	/*
+	 * A drive without power (or whose write cache failed) stays so: its
+	 * I/O fails, nothing loads.
+	 */
+	if (sc->mode != SMR_MODE_DRIVE_MANAGED || smr_drive_lost(sc))
 		return 0;
 	ret = smr_dm_preresume(sc);
 	if (ret)
@@ -491,6 +498,8 @@ static void smr_status(struct dm_target *ti, status_type_t type,
 			DMEMIT(" max_open %u", sc->max_open);
 		if (sc->opt_mask & SMR_OPT_ACTIVE)
 			DMEMIT(" max_active %u", sc->max_active);
+		if (sc->opt_mask & SMR_OPT_WCACHE)
+			DMEMIT(" write_cache %u", sc->wc_mib);
 		smr_tm_emit(&sc->tm_params, result, maxlen, &sz);
 		break;
 
@@ -532,6 +541,8 @@ static int smr_msg_zone(struct smr_target *sc, const char *arg, u32 *zno)
  *       media faults, either mode (common/smr-faults.c)
  *   power_cut [after|random|off ...]
  *       cut the drive's power, now or at a command (common/smr-power.h)
+ *   write_cache
+ *       the volatile write cache's figures (dm-smr-wcache.h)
  */
 static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
@@ -547,6 +558,10 @@ static int smr_message(struct dm_target *ti, unsigned int argc, char **argv,
 	if (argc && smr_power_is_message(argv[0]))
 		return smr_power_message(&smr_zones_of(sc)->power, argc, argv,
 					 result, maxlen);
+	/* Also the drive's. */
+	if (argc && !strcasecmp(argv[0], "write_cache"))
+		return smr_wc_message(smr_zones_of(sc), argc, argv, result,
+				      maxlen);
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats"))
 		smr_faults_clear_stats(&sc->faults);
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)

@@ -250,7 +250,8 @@ static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_target *tsc)
 		sc->eff_max_active == tsc->eff_max_active &&
 		/* The same model, whether a default was written out or not. */
 		!sc->tm_params.given == !tsc->tm_params.given &&
-		!memcmp(sc->tm_params.v, tsc->tm_params.v, sizeof(sc->tm_params.v));
+		!memcmp(sc->tm_params.v, tsc->tm_params.v, sizeof(sc->tm_params.v)) &&
+		sc->wc_mib == tsc->wc_mib;
 }
 
 static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
@@ -310,6 +311,11 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 		}
 		sc->tm = tm;
 	}
+	/* The write cache: the engine's too, before anything is written. */
+	sc->wc_mib = tsc->wc_mib;
+	ret = smr_wc_setup(sc, sc->wc_mib, error);
+	if (ret)
+		goto fail;
 	ret = smr_md_load_or_format(sc);
 	if (ret) {
 		*error = sc->error;
@@ -367,9 +373,10 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 	list_for_each_entry(zdev, &smr_zdevs, node) {
 		if (zdev->backing != tsc->bdev->bd_dev)
 			continue;
-		if (smr_power_is_cut(&zdev->zc.power)) {
+		if (smr_drive_lost(&zdev->zc)) {
 			/*
-			 * A drive whose power was cut is never used again:
+			 * A drive whose power was cut (or whose write cache
+			 * failed) is never used again:
 			 * this table is the power coming back, a new engine
 			 * that loads what the backing device kept, once the
 			 * old one has nothing in flight to it. The old one
@@ -381,7 +388,7 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 			 */
 			if (smr_hm_settle(&zdev->zc)) {
 				zdev = ERR_PTR(-EBUSY);
-				*error = "The drive's power was cut and I/O it issued before is still in flight to the backing device; try again";
+				*error = "The drive's power was cut (or its write cache failed) and I/O it issued before is still in flight to the backing device; try again";
 				goto out;
 			}
 			continue;
@@ -398,7 +405,7 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 			 * goes live. Remove and create the device instead.
 			 */
 			zdev = ERR_PTR(-EBUSY);
-			*error = "A live table uses this backing device with another geometry, other zone limits or another timing model; remove the device, then create it with the new table";
+			*error = "A live table uses this backing device with another geometry, other zone limits, another timing model or write cache; remove the device, then create it with the new table";
 		} else {
 			zdev->tables++;
 		}

@@ -48,6 +48,7 @@
 #include "smr-claim.h"
 #include "smr-faults.h"
 #include "smr-power.h"
+#include "dm-smr-wcache.h"
 
 #define DM_MSG_PREFIX "smr"
 
@@ -147,6 +148,12 @@ struct smr_target {
 	 */
 	struct smr_tm *tm;
 	struct smr_tm_params tm_params;
+	/*
+	 * The volatile write cache (dm-smr-wcache.h), NULL when off; owned
+	 * as the timing model is. wc_mib: the table's write_cache, 0 off.
+	 */
+	struct smr_wc *wc;
+	u32 wc_mib;
 	/* Media faults of this table, either mode (smr-faults.h). */
 	struct smr_faults faults;
 	/*
@@ -284,6 +291,7 @@ struct smr_hm_io {
 	blk_status_t status;
 	/* With the timing model: its modelled end, and the timer to it. */
 	struct smr_tm_bio tb;
+	struct smr_wc_wait wcw;	/* held by the write cache */
 	struct bio clone;	/* must be last */
 };
 
@@ -359,6 +367,15 @@ void smr_hm_zone_dirty(struct smr_target *sc, u32 zno);
 /* Functions defined in dm-smr-hm.c */
 void smr_hm_submit(struct smr_target *sc, struct bio *bio);
 void smr_hm_power_fail(struct smr_target *sc, struct bio *bio);
+
+/* Functions defined in dm-smr-wc.c: the write cache in each mode. */
+int smr_wc_setup(struct smr_target *sc, u32 mib, char **error);
+void smr_wc_teardown(struct smr_target *sc);
+int smr_md_data_home(void *owner);
+bool smr_drive_lost(struct smr_target *sc);
+void smr_hm_send(struct smr_hm_io *io);
+int smr_wc_message(struct smr_target *sc, unsigned int argc, char **argv,
+		   char *result, unsigned int maxlen);
 
 /* Functions defined in dm-smr-power.c */
 void smr_hm_power_setup(struct smr_target *sc);
