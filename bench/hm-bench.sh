@@ -8,7 +8,7 @@
 #
 # usage: bench/hm-bench.sh [--disk DEV] [--big DEV] [--runtime S]
 #                          [--region-mb N] [--rounds N] [--no-big]
-#                          [--out FILE]
+#                          [--write-cache MIB] [--out FILE]
 #
 #   --disk DEV      scratch disk for the throughput runs (/dev/vda); its
 #                   first region is overwritten
@@ -29,6 +29,8 @@
 #   --reps N        creates timed per figure of the huge device (5)
 #   --no-big        skip the huge-device part
 #   --no-throughput skip the linear/smr comparison
+#   --write-cache MIB  the smr device with a write cache of MIB MiB
+#                   (docs/dm-smr.rst, "The write cache"): what it costs
 #   --out FILE      also write the report to FILE
 #
 # Throughput: one backing region of DISK, filled once. dm-linear maps the
@@ -73,6 +75,7 @@ REPS=5
 DO_BIG=1
 DO_TP=1
 OUT=
+WCACHE=
 ZS_BENCH=524288			# 256 MiB zones, as HM-SMR drives have
 ZS_BIG=524288
 
@@ -88,6 +91,7 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=$2; shift 2 ;;
 	--no-big) DO_BIG=0; shift ;;
 	--no-throughput) DO_TP=0; shift ;;
+	--write-cache) WCACHE=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	-h|--help) sed -n '4,49s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "hm-bench: unknown argument $1" >&2; exit 2 ;;
@@ -169,14 +173,16 @@ run_throughput() {
 	[ $(( (md + len) * 512 )) -le "$(blockdev --getsize64 "$DISK")" ] ||
 		die "$DISK is smaller than $REGION_MB MiB + 1 MiB"
 
-	dmsetup create $SMR --table "0 $len smr $DISK host-managed $ZS_BENCH 1 format" ||
+	opts="1 format"
+	[ -n "$WCACHE" ] && opts="3 format write_cache $WCACHE"
+	dmsetup create $SMR --table "0 $len smr $DISK host-managed $ZS_BENCH $opts" ||
 		die "cannot create the smr device"
 	dmsetup create $LIN --table "0 $len linear $DISK $md" ||
 		die "cannot create the linear device"
 	udevadm settle 2> /dev/null
 
 	ver=$(fio --version)
-	say "dm-smr host-managed vs dm-linear on the same backing sectors"
+	say "dm-smr host-managed${WCACHE:+ (write_cache $WCACHE MiB)} vs dm-linear on the same backing sectors"
 	say "  backing: $DISK sectors $md..$((md + len)) ($((len / 2048)) MiB), zones of $((ZS_BENCH / 2048)) MiB ($((len / ZS_BENCH)) zones)"
 	say "  $ver, direct=1, libaio, ${RUNTIME} s per run (1 s ramp), $ROUNDS round(s) of linear/smr in alternating order"
 	say "  kernel $(uname -r), $(nproc) cpus; $(date -u '+%Y-%m-%d %H:%M UTC')"
