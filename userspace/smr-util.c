@@ -179,6 +179,7 @@ void geom_init(struct smr_geom *g)
 	g->conv = -1;
 	g->max_open = -1;
 	g->max_active = -1;
+	g->write_cache_mib = -1;
 	g->did = -1;
 	g->dnor = -1;
 	g->unshingled = -1;
@@ -346,6 +347,36 @@ static int timing_fits(const struct smr_geom *g, uint64_t len, char *err,
 	return 0;
 }
 
+/*
+ * --write-cache MIB: a volatile write cache (docs/dm-smr.rst "The write
+ * cache", docs/dm-caveat.rst). dm-smr takes MiB; caveat takes blocks, at
+ * most 64 MiB of them. Neither combines with a timing model.
+ */
+static int write_cache_opt(const struct smr_geom *g, enum smr_model m,
+			   uint64_t block_size, struct optbuf *o, char *err,
+			   size_t elen)
+{
+	int64_t max = m == MODEL_CAVEAT ? 64 : 1024;
+
+	if (g->write_cache_mib < 0)
+		return 0;
+	if (g->write_cache_mib < 1 || g->write_cache_mib > max) {
+		seterr(err, elen, "write cache of %" PRId64 " MiB: use 1 to %" PRId64 " MiB for %s",
+		       g->write_cache_mib, max, model_name(m));
+		return -EINVAL;
+	}
+	if (g->timing_words) {
+		seterr(err, elen, "a write cache does not combine with the timing model (its wcache_mib models a cache's time): add --no-timing, or leave out --write-cache");
+		return -EINVAL;
+	}
+	if (m == MODEL_CAVEAT)
+		opt_add(o, " write_cache %" PRIu64,
+			((uint64_t)g->write_cache_mib << 20) / block_size);
+	else
+		opt_add(o, " write_cache %" PRId64, g->write_cache_mib);
+	return 0;
+}
+
 static int table_dm(const struct smr_geom *g, const char *dev,
 		    uint64_t backing, char *table, size_t tlen, char *err,
 		    size_t elen)
@@ -453,6 +484,8 @@ static int table_dm(const struct smr_geom *g, const char *dev,
 	}
 	if (g->seq_bypass >= 0)
 		opt_add(&o, " seq_bypass %s", g->seq_bypass ? "on" : "off");
+	if (write_cache_opt(g, MODEL_DRIVE_MANAGED, 0, &o, err, elen))
+		return -EINVAL;
 	if (g->format)
 		opt_add(&o, " format");
 	if (timing_fits(g, len, err, elen))
@@ -572,6 +605,8 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " max_open %" PRId64, g->max_open);
 	if (g->max_active >= 0)
 		opt_add(&o, " max_active %" PRId64, g->max_active);
+	if (write_cache_opt(g, MODEL_HOST_MANAGED, 0, &o, err, elen))
+		return -EINVAL;
 	if (g->format)
 		opt_add(&o, " format");
 	if (timing_fits(g, nz * zs, err, elen))
@@ -639,6 +674,8 @@ static int table_cv(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " block_size %" PRIu64, bs);
 	if (g->unshingled >= 0)
 		opt_add(&o, " unshingled %" PRId64, g->unshingled);
+	if (write_cache_opt(g, MODEL_CAVEAT, bs, &o, err, elen))
+		return -EINVAL;
 	if (g->format)
 		opt_add(&o, " format");
 	if (strstr(g->timing, " cache_at ")) {

@@ -65,6 +65,7 @@ struct smr_geom {
 	int64_t unshingled;	/* blocks; -1 = none */
 	/* all */
 	int format;
+	int64_t write_cache_mib;	/* --write-cache; -1 = none */
 	char description[256];	/* from a profile */
 	/*
 	 * The timing model (docs/timing.md): " key value" pairs for the table

@@ -528,7 +528,7 @@ static int64_t int_arg(const char *opt, const char *v)
 enum { O_MODEL = 256, O_DEV, O_PROFILE, O_SIZE, O_BAND, O_CACHE,
        O_IDLE, O_POLICY, O_NOBYP, O_ZONE, O_ZCAP, O_CONV, O_MAXOPEN,
        O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY, O_NOTIMING,
-       O_STARTMB };
+       O_STARTMB, O_WCACHE };
 
 /* The model a create option is for; MODEL_NONE: every model. */
 static enum smr_model opt_model(int opt)
@@ -567,6 +567,7 @@ static int cmd_create(int argc, char **argv)
 		{ "block-size", required_argument, NULL, O_BS },
 		{ "unshingled", required_argument, NULL, O_UNSH },
 		{ "format", no_argument, NULL, O_FORMAT },
+		{ "write-cache", required_argument, NULL, O_WCACHE },
 		{ "dry-run", no_argument, NULL, O_DRY },
 		{ "no-timing", no_argument, NULL, O_NOTIMING },
 		{ "start-mb", required_argument, NULL, O_STARTMB },
@@ -648,6 +649,7 @@ static int cmd_create(int argc, char **argv)
 		}
 		case O_UNSH: g.unshingled = int_arg("--unshingled", a); break;
 		case O_FORMAT: g.format = 1; break;
+		case O_WCACHE: g.write_cache_mib = int_arg("--write-cache", a); break;
 		case O_NOTIMING:
 			g.timing[0] = 0;
 			g.timing_words = 0;
@@ -1289,6 +1291,7 @@ static const struct command commands[] = {
 	  "  --dry-run              print the table line and stop\n"
 	  "  --no-timing            leave out the profile's timing model (docs/timing.md)\n"
 	  "  --start-mb N           place the device N MB (10^6 B) into the profile's drive (drive_mb)\n"
+	  "  --write-cache MIB      a volatile write cache of MIB MiB (dm, hm: 1-1024; caveat: 1-64)\n"
 	  " drive-managed:\n"
 	  "  --band SIZE            band size, 1M to 256M\n"
 	  "  --cache SIZE|N%        persistent cache (default 1% of the size, a band at least)\n"

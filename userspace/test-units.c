@@ -187,6 +187,46 @@ static void test_tables(void)
 	ok(smr_compute_table(&g, "/dev/x", 4 * GiB, t, sizeof(t), err, sizeof(err)) &&
 	   strstr(err, "fifo, greedy or cost-benefit"), "unknown policy refused (%s)", err);
 
+	/* --write-cache: MiB for dm-smr, blocks for caveat; not with timing */
+	geom_init(&g);
+	g.model = MODEL_DRIVE_MANAGED;
+	g.size = GiB;
+	g.band = 32 * MiB;
+	g.cache = 64 * MiB;
+	g.write_cache_mib = 16;
+	g.format = 1;
+	r = smr_compute_table(&g, "/dev/vda", 2 * GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(r ? err : t, "0 2097152 smr /dev/vda drive-managed 65536 5 cache_sectors 131072 write_cache 16 format",
+	       "dm table with a write cache");
+	g.write_cache_mib = 2000;
+	ok(smr_compute_table(&g, "/dev/vda", 2 * GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "1 to 1024 MiB"), "dm write cache over 1024 MiB refused (%s)", err);
+	g.write_cache_mib = 16;
+	snprintf(g.timing, sizeof(g.timing), " rpm 7200");
+	g.timing_words = 2;
+	ok(smr_compute_table(&g, "/dev/vda", 2 * GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "--no-timing"), "write cache with a timing model refused (%s)", err);
+	geom_init(&g);
+	g.model = MODEL_HOST_MANAGED;
+	g.size = 256 * MiB;
+	g.zone = 16 * MiB;
+	g.write_cache_mib = 8;
+	r = smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(r ? err : t, "0 524288 smr /dev/sdb host-managed 32768 2 write_cache 8",
+	       "hm table with a write cache");
+	geom_init(&g);
+	g.model = MODEL_CAVEAT;
+	g.size = 256 * MiB;
+	g.did = 4;
+	g.dnor = 1;
+	g.write_cache_mib = 8;
+	r = smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err));
+	ok(!r && strstr(t, " write_cache 2048"), "caveat write cache in 4 KiB blocks (%s)",
+	   r ? err : t);
+	g.write_cache_mib = 65;
+	ok(smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err)) &&
+	   strstr(err, "1 to 64 MiB"), "caveat write cache over 64 MiB refused (%s)", err);
+
 	/* host-managed */
 	geom_init(&g);
 	g.model = MODEL_HOST_MANAGED;
