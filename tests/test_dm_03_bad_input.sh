@@ -127,8 +127,8 @@ refused "optional count smaller than the arguments" \
 	"0 $LEN smr $back drive-managed $BAND 2 idle_ms 5 policy fifo" "Too many arguments"
 refused "optional count cutting a name from its value" \
 	"0 $LEN smr $back drive-managed $BAND 1 idle_ms 5" "Optional argument is missing its value"
-refused "optional count above 11" \
-	"0 $LEN smr $back drive-managed $BAND 12 idle_ms 5 policy fifo seq_bypass on cache_sectors $CACHE format format clean_timeout_ms 5" \
+refused "optional count above 13" \
+	"0 $LEN smr $back drive-managed $BAND 14 idle_ms 5 policy fifo seq_bypass on cache_sectors $CACHE format format clean_timeout_ms 5 write_cache 8" \
 	"$NOPT"
 refused "optional count not a number" "0 $LEN smr $back drive-managed $BAND x idle_ms 5" "$NOPT"
 refused "argument after the band without a count" "0 $LEN smr $back drive-managed $BAND idle_ms" "$NOPT"

@@ -111,8 +111,8 @@ refused "optional count smaller than the arguments" \
 	"0 $LEN smr $back host-managed $ZS 2 conv_zones 2 max_open 2" "Too many arguments"
 refused "optional count cutting a name from its value" \
 	"0 $LEN smr $back host-managed $ZS 1 conv_zones 2" "Optional argument is missing its value"
-refused "optional count above 9" \
-	"0 $LEN smr $back host-managed $ZS 10 conv_zones 2 zone_capacity 8 max_open 1 max_active 1 format format" \
+refused "optional count above 11" \
+	"0 $LEN smr $back host-managed $ZS 12 conv_zones 2 zone_capacity 8 max_open 1 max_active 1 write_cache 8 format format" \
 	"Invalid number of optional arguments"
 refused "optional count not a number" \
 	"0 $LEN smr $back host-managed $ZS x conv_zones 2" "Invalid number of optional arguments"
