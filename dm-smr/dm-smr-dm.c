@@ -682,7 +682,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	    !dm->slot_inflight || !dm->slot_next || !dm->heap || !dm->buf)
 		return ret;
 	smr_dm_drop_index(dm);
-	sc->mem_bytes = sizeof(*sc) + sizeof(*dm) +
+	sc->mem_bytes += sizeof(*sc) + sizeof(*dm) +
 		(size_t)dm->nr_bands * (sizeof(*dm->bands) + sizeof(u32)) +
 		(size_t)dm->nr_slots * (sizeof(u32) + 2 * sizeof(u64)) +
 		2 * BITS_TO_LONGS(dm->nr_slots) * sizeof(long) +

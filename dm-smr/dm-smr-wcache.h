@@ -50,7 +50,11 @@
 struct smr_wc_wait {
 	struct list_head node;
 	struct bio *bio;
-	unsigned long first, last;	/* backing sectors */
+	/*
+	 * Backing sectors. Interval tree keys are unsigned long: 64 bits on
+	 * the 64-bit kernels this module is built for.
+	 */
+	unsigned long first, last;
 	/* From the cache's worker: send @bio on, or end it with @sts. */
 	void (*release)(struct smr_wc_wait *w, blk_status_t sts);
 };
