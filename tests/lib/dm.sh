@@ -74,9 +74,13 @@ dms_need() {
 # drive-managed device of that geometry behind a dm-delay that holds
 # writes for 5 s (reads and flushes pass): a band rewrite then hangs
 # half copied back, with its intent durable (crash and power-cut tests).
+# On a slow kernel (SMR_TIMEOUT_SCALE, a debug kernel) the hold is longer,
+# up to 20 s: a test must act on the intent it saw before the rewrite
+# moves on to the next band, and its commands start slowly there.
 dms_slow_bands() {
 	local back=$1 len=$2 band=$3 cache=$4
 	local bn=${1#/dev/mapper/} blen bdisk bstart md bs0 k s h=$((band / 2)) t
+	local ms=$(( 5000 * (${SMR_TIMEOUT_SCALE:-1} < 4 ? ${SMR_TIMEOUT_SCALE:-1} : 4) ))
 	read -r _ blen _ bdisk bstart <<< "$(dmsetup table "$bn")"
 	read -r md _ <<< "$(dms_need "$len" "$band" "$cache")"
 	bs0=$((md + cache + band))		# metadata, cache, spare band
@@ -84,7 +88,7 @@ dms_slow_bands() {
 	for ((k = 0; k < len / band; k++)); do
 		s=$((bs0 + k * band))
 		t+=$'\n'"$s $h linear $bdisk $((bstart + s))"
-		t+=$'\n'"$((s + h)) $h delay $bdisk $((bstart + s + h)) 0 $bdisk $((bstart + s + h)) 5000 $bdisk $((bstart + s + h)) 0"
+		t+=$'\n'"$((s + h)) $h delay $bdisk $((bstart + s + h)) 0 $bdisk $((bstart + s + h)) $ms $bdisk $((bstart + s + h)) 0"
 	done
 	s=$((bs0 + len))
 	[ "$s" -lt "$blen" ] && t+=$'\n'"$s $((blen - s)) linear $bdisk $((bstart + s))"
