@@ -36,11 +36,13 @@ int smr_wc_setup(struct smr_target *sc, u32 mib, char **error)
 	ret = smr_wc_init(wc, sc->label, sc->bdev, mib);
 	if (ret) {
 		kfree(wc);
-		*error = "Cannot allocate the write cache";
+		*error = "Cannot allocate the write cache (its pages are allocated when the table is loaded)";
 		return ret;
 	}
 	sc->wc = wc;
-	sc->mem_bytes += sizeof(*wc);
+	/* Its pages are allocated now, and the pool's array. */
+	sc->mem_bytes += sizeof(*wc) + wc->max_bytes +
+		(size_t)wc->pool_nr * sizeof(*wc->pool);
 	return 0;
 }
 

@@ -39,38 +39,37 @@ struct smr_wc_copy {
 	struct page *pages[];
 };
 
-static void smr_wc_copy_free(struct smr_wc_copy *c)
+/*
+ * The cache's pages are allocated once, when it is made: the I/O path
+ * takes them from this pool and gives them back, never allocating one.
+ * wc->lock held; n at most SMR_WC_MAX_WRITE / PAGE_SIZE pointers copied.
+ */
+static bool smr_wc_pages_get(struct smr_wc *wc, struct smr_wc_copy *c,
+			     unsigned int n)
 {
-	unsigned int i;
-
-	for (i = 0; i < c->nr_pages; i++)
-		if (c->pages[i])
-			__free_page(c->pages[i]);
-	kfree(c);
+	if (wc->pool_free < n)
+		return false;
+	wc->pool_free -= n;
+	memcpy(c->pages, &wc->pool[wc->pool_free], n * sizeof(*c->pages));
+	c->nr_pages = n;
+	return true;
 }
 
-/* A copy of @bio's data, or NULL when memory is short (never sleeps). */
-static struct smr_wc_copy *smr_wc_copy_alloc(struct smr_wc *wc,
-					     struct bio *bio)
+static void smr_wc_pages_put(struct smr_wc *wc, struct smr_wc_copy *c)
 {
-	unsigned int bytes = bio->bi_iter.bi_size;
-	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE), i;
-	struct smr_wc_copy *c;
+	memcpy(&wc->pool[wc->pool_free], c->pages,
+	       c->nr_pages * sizeof(*c->pages));
+	wc->pool_free += c->nr_pages;
+	c->nr_pages = 0;
+}
+
+/* Copy @bio's data into @c's pages (its own: no one else sees @c yet). */
+static void smr_wc_copy_data(struct smr_wc_copy *c, struct bio *bio)
+{
 	struct bvec_iter iter;
 	struct bio_vec bv;
 	size_t off = 0;
 
-	c = kzalloc(struct_size(c, pages, n), GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC);
-	if (!c)
-		return NULL;
-	c->nr_pages = n;
-	for (i = 0; i < n; i++) {
-		c->pages[i] = alloc_page(GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC);
-		if (!c->pages[i]) {
-			smr_wc_copy_free(c);
-			return NULL;
-		}
-	}
 	bio_for_each_segment(bv, bio, iter) {
 		/* A copy: the loop advances by bv's own length. */
 		struct bio_vec part = bv;
@@ -89,12 +88,6 @@ static struct smr_wc_copy *smr_wc_copy_alloc(struct smr_wc *wc,
 			off += len;
 		}
 	}
-	c->wc = wc;
-	c->bytes = bytes;
-	c->node.start = bio->bi_iter.bi_sector;
-	c->node.last = c->node.start + (bytes >> SECTOR_SHIFT) - 1;
-	c->born = jiffies;
-	return c;
 }
 
 static void smr_wc_endio(struct bio *bio)
@@ -108,6 +101,7 @@ static void smr_wc_endio(struct bio *bio)
 	spin_lock_irqsave(&wc->lock, flags);
 	interval_tree_remove(&c->node, &wc->tree);
 	list_del(&c->all);
+	smr_wc_pages_put(wc, c);
 	wc->bytes -= c->bytes;
 	wc->writing--;
 	if (sts) {
@@ -134,7 +128,7 @@ static void smr_wc_endio(struct bio *bio)
 	/* Under the lock: smr_wc_exit() may free @wc once it is dropped. */
 	wake_up_all(&wc->wait);
 	spin_unlock_irqrestore(&wc->lock, flags);
-	smr_wc_copy_free(c);
+	kfree(c);
 }
 
 static void smr_wc_send(struct smr_wc *wc, struct smr_wc_copy *c)
@@ -195,6 +189,7 @@ static void smr_wc_work(struct work_struct *work)
 				/* Lost with the power, as a drive's cache is. */
 				interval_tree_remove(&c->node, &wc->tree);
 				list_del(&c->all);
+				smr_wc_pages_put(wc, c);
 				wc->bytes -= c->bytes;
 				wc->stats.lost_sectors += c->bytes >> SECTOR_SHIFT;
 			} else {
@@ -210,7 +205,7 @@ static void smr_wc_work(struct work_struct *work)
 		spin_unlock_irq(&wc->lock);
 		for (i = 0; i < n; i++) {
 			if (cut)
-				smr_wc_copy_free(batch[i]);
+				kfree(batch[i]);
 			else
 				smr_wc_send(wc, batch[i]);
 		}
@@ -252,49 +247,54 @@ enum smr_wc_verdict smr_wc_submit(struct smr_wc *wc, struct bio *bio,
 {
 	unsigned int size = bio->bi_iter.bi_size;
 	unsigned long first = bio->bi_iter.bi_sector, last, flags;
+	unsigned int n = DIV_ROUND_UP(size, PAGE_SIZE);
 	struct smr_wc_copy *c = NULL;
 	bool kick;
 
 	if (!size)
 		return SMR_WC_PASS;	/* a flush: the caller drained first */
 	last = first + (size >> SECTOR_SHIFT) - 1;
-	/* Unlocked looks, to spare a copy that would not be taken. */
+	/* Unlocked looks, to spare an allocation that would not be used. */
 	if (bio_op(bio) == REQ_OP_WRITE &&
 	    !(bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) &&
 	    size <= SMR_WC_MAX_WRITE && !READ_ONCE(wc->cut) &&
-	    READ_ONCE(wc->bytes) + size <= wc->max_bytes &&
-	    list_empty_careful(&wc->waiters))
-		c = smr_wc_copy_alloc(wc, bio);
+	    READ_ONCE(wc->pool_free) >= n && list_empty_careful(&wc->waiters))
+		c = kzalloc(struct_size(c, pages, n),
+			    GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC);
 
 	spin_lock_irqsave(&wc->lock, flags);
-	if (wc->cut) {
-		spin_unlock_irqrestore(&wc->lock, flags);
-		if (c)
-			smr_wc_copy_free(c);
-		bio_io_error(bio);
-		return SMR_WC_TAKEN;
-	}
-	if (interval_tree_iter_first(&wc->tree, first, last)) {
-		/* After the copy it overlaps, which goes home now. */
-		w->bio = bio;
-		w->first = first;
-		w->last = last;
-		list_add_tail(&w->node, &wc->waiters);
-		wc->urgent = true;
-		wc->stats.held++;
-		queue_work(wc->wq, &wc->work);
-		spin_unlock_irqrestore(&wc->lock, flags);
-		if (c)
-			smr_wc_copy_free(c);
-		return SMR_WC_HELD;
-	}
-	if (!c || wc->bytes + size > wc->max_bytes ||
-	    !list_empty(&wc->waiters)) {
+	if (wc->cut)
+		goto cut;
+	if (interval_tree_iter_first(&wc->tree, first, last))
+		goto hold;
+	if (!c || !list_empty(&wc->waiters) || !smr_wc_pages_get(wc, c, n)) {
 		if (bio_op(bio) == REQ_OP_WRITE)
 			wc->stats.through_writes++;
 		spin_unlock_irqrestore(&wc->lock, flags);
-		if (c)
-			smr_wc_copy_free(c);
+		kfree(c);
+		return SMR_WC_PASS;
+	}
+	spin_unlock_irqrestore(&wc->lock, flags);
+
+	smr_wc_copy_data(c, bio);
+	c->wc = wc;
+	c->bytes = size;
+	c->node.start = first;
+	c->node.last = last;
+	c->born = jiffies;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	if (wc->cut || interval_tree_iter_first(&wc->tree, first, last) ||
+	    !list_empty(&wc->waiters)) {
+		/* Meanwhile: a cut, a write of the same sectors, held I/O. */
+		smr_wc_pages_put(wc, c);
+		if (wc->cut)
+			goto cut;
+		if (interval_tree_iter_first(&wc->tree, first, last))
+			goto hold;
+		wc->stats.through_writes++;
+		spin_unlock_irqrestore(&wc->lock, flags);
+		kfree(c);
 		return SMR_WC_PASS;
 	}
 	interval_tree_insert(&c->node, &wc->tree);
@@ -313,6 +313,24 @@ enum smr_wc_verdict smr_wc_submit(struct smr_wc *wc, struct bio *bio,
 	spin_unlock_irqrestore(&wc->lock, flags);
 	bio_endio(bio);
 	return SMR_WC_TAKEN;
+
+cut:
+	spin_unlock_irqrestore(&wc->lock, flags);
+	kfree(c);
+	bio_io_error(bio);
+	return SMR_WC_TAKEN;
+hold:
+	/* After the copy it overlaps, which goes home now. */
+	w->bio = bio;
+	w->first = first;
+	w->last = last;
+	list_add_tail(&w->node, &wc->waiters);
+	wc->urgent = true;
+	wc->stats.held++;
+	queue_work(wc->wq, &wc->work);
+	spin_unlock_irqrestore(&wc->lock, flags);
+	kfree(c);
+	return SMR_WC_HELD;
 }
 
 /* Is every copy up to @seq home? (Or the power cut: nothing will be.) */
@@ -379,6 +397,18 @@ int smr_wc_settle(struct smr_wc *wc)
 	return 0;
 }
 
+/* The pool's pages and the pool; @done: every copy is gone. */
+static void smr_wc_pool_free(struct smr_wc *wc, bool done)
+{
+	if (done && wc->pool_free != wc->pool_nr)
+		pr_err("%s: write cache: %u of %u pages not back in the pool at removal\n",
+		       wc->name, wc->pool_nr - wc->pool_free, wc->pool_nr);
+	while (wc->pool_free)
+		__free_page(wc->pool[--wc->pool_free]);
+	kvfree(wc->pool);
+	wc->pool = NULL;
+}
+
 int smr_wc_init(struct smr_wc *wc, const char *name,
 		struct block_device *bdev, u32 mib)
 {
@@ -396,6 +426,20 @@ int smr_wc_init(struct smr_wc *wc, const char *name,
 	init_waitqueue_head(&wc->wait);
 	INIT_WORK(&wc->work, smr_wc_work);
 	INIT_DELAYED_WORK(&wc->age_work, smr_wc_age_work);
+	/* The pages, all of them now: none is allocated on the I/O path. */
+	wc->pool_nr = wc->max_bytes >> PAGE_SHIFT;
+	wc->pool = kvmalloc_array(wc->pool_nr, sizeof(*wc->pool), GFP_KERNEL);
+	if (!wc->pool)
+		return -ENOMEM;
+	for (wc->pool_free = 0; wc->pool_free < wc->pool_nr; wc->pool_free++) {
+		wc->pool[wc->pool_free] = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+		if (!wc->pool[wc->pool_free]) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		if (!(wc->pool_free % 1024))
+			cond_resched();
+	}
 	ret = bioset_init(&wc->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
 	if (ret)
 		goto fail;
@@ -408,6 +452,7 @@ int smr_wc_init(struct smr_wc *wc, const char *name,
 	return 0;
 fail:
 	bioset_exit(&wc->bs);
+	smr_wc_pool_free(wc, false);
 	return ret;
 }
 
@@ -430,6 +475,7 @@ void smr_wc_exit(struct smr_wc *wc)
 	spin_unlock_irq(&wc->lock);
 	destroy_workqueue(wc->wq);
 	bioset_exit(&wc->bs);
+	smr_wc_pool_free(wc, true);
 	wc->wq = NULL;
 }
 

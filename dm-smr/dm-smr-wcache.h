@@ -26,10 +26,10 @@
  * from then on, so no flush or commit claims the lost write, and all
  * I/O through the cache fails, so no read returns what was under it.
  *
- * Memory: at most write_cache MiB of copies, each at most
- * SMR_WC_MAX_WRITE bytes, taken without sleeping (GFP_NOWAIT); when
- * there is no room the write goes to the backing device as without the
- * cache. Copies destage when older than SMR_WC_AGE_MS, when the cache is
+ * Memory: write_cache MiB of pages, allocated when the cache is made
+ * and kept in a pool; a copy takes its pages from it (at most
+ * SMR_WC_MAX_WRITE bytes) and a small record (GFP_NOWAIT). When either is
+ * short the write goes to the backing device as without the cache. Copies destage when older than SMR_WC_AGE_MS, when the cache is
  * over half full, and when something waits for them (the module
  * parameter write_cache_age_ms changes the age).
  */
@@ -81,6 +81,9 @@ struct smr_wc {
 	u64 dirty_bytes;		/* held by those */
 	struct list_head waiters;	/* struct smr_wc_wait */
 	u64 bytes;			/* held by those copies */
+	struct page **pool;		/* pages no copy holds: pool[0..pool_free) */
+	u32 pool_free;
+	u32 pool_nr;			/* max_bytes of pages, allocated at init */
 	u32 writing;			/* destages in flight */
 	u64 seq;			/* of the newest copy */
 	u64 drain_to;			/* destage every copy up to this one */
