@@ -3,8 +3,8 @@
  * A drive's volatile write cache, of data: dm-smr-wcache.h says what it
  * promises. Locking: wc->lock (irqsave: destage completions take it)
  * guards the copies, the waiters and the counters. Nothing walks more
- * than SMR_WC_BATCH copies with it held; the waiters it walks are I/Os
- * in flight.
+ * than SMR_WC_BATCH copies with it held, and held I/O is released by a
+ * splice, never a walk.
  */
 #include <linux/blkdev.h>
 #include <linux/highmem.h>
@@ -63,6 +63,15 @@ static void smr_wc_pages_put(struct smr_wc *wc, struct smr_wc_copy *c)
 	c->nr_pages = 0;
 }
 
+/* A copy leaves the cache: sent home, or lost. wc->lock held. */
+static void smr_wc_forget(struct smr_wc *wc, struct smr_wc_copy *c)
+{
+	interval_tree_remove(&c->node, &wc->tree);
+	list_del(&c->all);
+	smr_wc_pages_put(wc, c);
+	wc->bytes -= c->bytes;
+}
+
 /* Copy @bio's data into @c's pages (its own: no one else sees @c yet). */
 static void smr_wc_copy_data(struct smr_wc_copy *c, struct bio *bio)
 {
@@ -99,10 +108,7 @@ static void smr_wc_endio(struct bio *bio)
 
 	bio_put(bio);
 	spin_lock_irqsave(&wc->lock, flags);
-	interval_tree_remove(&c->node, &wc->tree);
-	list_del(&c->all);
-	smr_wc_pages_put(wc, c);
-	wc->bytes -= c->bytes;
+	smr_wc_forget(wc, c);
 	wc->writing--;
 	if (sts) {
 		/*
@@ -154,7 +160,6 @@ static void smr_wc_send(struct smr_wc *wc, struct smr_wc_copy *c)
 /* Should the oldest copy not yet sent, @c, go home now? Lock held. */
 static bool smr_wc_due(struct smr_wc *wc, struct smr_wc_copy *c)
 {
-
 	return wc->urgent || c->seq <= wc->drain_to ||
 		wc->dirty_bytes > wc->max_bytes / 4 ||
 		time_after_eq(jiffies, c->born + smr_wc_age());
@@ -187,10 +192,7 @@ static void smr_wc_work(struct work_struct *work)
 			wc->dirty_bytes -= c->bytes;
 			if (cut) {
 				/* Lost with the power, as a drive's cache is. */
-				interval_tree_remove(&c->node, &wc->tree);
-				list_del(&c->all);
-				smr_wc_pages_put(wc, c);
-				wc->bytes -= c->bytes;
+				smr_wc_forget(wc, c);
 				wc->stats.lost_sectors += c->bytes >> SECTOR_SHIFT;
 			} else {
 				wc->writing++;
@@ -479,8 +481,8 @@ void smr_wc_exit(struct smr_wc *wc)
 	wc->wq = NULL;
 }
 
-void smr_wc_get_stats(struct smr_wc *wc, struct smr_wc_stats *st,
-		      u64 *bytes)
+static void smr_wc_get_stats(struct smr_wc *wc, struct smr_wc_stats *st,
+			     u64 *bytes)
 {
 	spin_lock_irq(&wc->lock);
 	*st = wc->stats;

@@ -135,8 +135,6 @@ static inline bool smr_wc_failed(struct smr_wc *wc)
 /* After a cut: wait (bounded) for destages in flight. */
 int smr_wc_settle(struct smr_wc *wc);
 
-void smr_wc_get_stats(struct smr_wc *wc, struct smr_wc_stats *st,
-		      u64 *bytes);
 /* The "write_cache" message's line. */
 void smr_wc_emit(struct smr_wc *wc, char *result, unsigned int maxlen);
 
