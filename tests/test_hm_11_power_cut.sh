@@ -58,13 +58,6 @@ refused() {
 		not_ok "refused: $desc: the log says why" "$(dmesg | tail -n 3)"
 	fi
 }
-# fails DESC CMD...: CMD fails (EIO expected).
-fails() {
-	local desc=$1 out
-	shift
-	if out=$("$@" 2>&1); then not_ok "$desc fails" "it succeeded"
-	else ok "$desc fails (${out##*: })"; fi
-}
 
 # ---- 1. refusals and the status fields ----------------------------------
 assert_eq "status: the power is on" "on 0" "$(power)"
@@ -102,11 +95,11 @@ eng0=$(engine "$name")
 check "power_cut" hm_msg "$dev" power_cut
 assert_eq "status: cut" "cut 0" "$(power)"
 sum0=$(bsum)
-fails "a read" hm_read "$dev" $(zs 2) 8
-fails "a write at the write pointer" hm_try_write "$dev" $(( $(zs 2) + 3072 )) 8
-fails "a conventional write" hm_try_write "$dev" 4096 8
-fails "a zone reset" hm_zop "$dev" reset $(zs 2)
-fails "a flush" hm_flush "$dev"
+check_fail "a read fails" hm_read "$dev" $(zs 2) 8
+check_fail "a write at the write pointer fails" hm_try_write "$dev" $(( $(zs 2) + 3072 )) 8
+check_fail "a conventional write fails" hm_try_write "$dev" 4096 8
+check_fail "a zone reset fails" hm_zop "$dev" reset $(zs 2)
+check_fail "a flush fails" hm_flush "$dev"
 refused "arming a cut drive" power_cut after 1 writes
 assert_eq "the backing device did not change after the cut" "$sum0" "$(bsum)"
 if dmesg | grep -q "$eng0: power cut"; then ok "the log names the cut"
@@ -144,7 +137,7 @@ check "arm: after 2 writes" hm_msg "$dev" power_cut after 2 writes
 hm_put W1 "$dev" $(zs 7) 8 "write 1 of 2 passes"
 hm_put W2 "$dev" $(( $(zs 7) + 8 )) 8 "write 2 of 2 passes"
 assert_eq "status: armed, 0 left" "armed 0" "$(power)"
-fails "write 3 (the cut)" hm_try_write "$dev" $(( $(zs 7) + 16 )) 8
+check_fail "write 3 (the cut) fails" hm_try_write "$dev" $(( $(zs 7) + 16 )) 8
 assert_eq "status: cut" "cut 0" "$(power)"
 check "remove" dm_remove "$name"
 check "create again" hm_create "$name" $LEN "$back" $ZS conv_zones 2
@@ -155,7 +148,7 @@ check "arm: after 1 flushes" hm_msg "$dev" power_cut after 1 flushes
 hm_put G1 "$dev" $(zs 7) 16 "a write"
 check "flush 1 of 1 passes" hm_flush "$dev"
 hm_put G2 "$dev" $(( $(zs 7) + 16 )) 16 "a write after it"
-fails "flush 2 (the cut)" hm_flush "$dev"
+check_fail "flush 2 (the cut) fails" hm_flush "$dev"
 check "remove" dm_remove "$name"
 check "create again" hm_create "$name" $LEN "$back" $ZS conv_zones 2
 assert_cw "zone 7: at the first flush" "$dev" $(zs 7) "cl 16"

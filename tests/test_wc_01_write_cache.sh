@@ -73,12 +73,6 @@ wc_expect() {
 }
 # bsum BACKING: sha256 of the backing device as it is on disk.
 bsum() { dd if="$1" bs=1M iflag=direct status=none | sha256sum; }
-fails() {
-	local desc=$1 out
-	shift
-	if out=$("$@" 2>&1); then not_ok "$desc fails" "it succeeded"
-	else ok "$desc fails (${out##*: })"; fi
-}
 power() { dmsetup status "$1" | awk '{ print $(NF - 1), $NF }'; }
 
 # ---- 1. host-managed: refusals and what the device says ------------------
@@ -154,7 +148,7 @@ s1=$(bsum "$back")
 check "power_cut" hm_msg "$dev" power_cut
 wc_expect "the cut lost them" "$dev" "lost_sectors == 3072" "held_kib == 0"
 assert_eq "the backing device did not change" "$s1" "$(bsum "$back")"
-fails "a read after the cut" hm_read "$dev" $C 8
+check_fail "a read after the cut fails" hm_read "$dev" $C 8
 table=$(dmsetup table "$name")
 check "power back: reload the printed table" dmsetup reload "$name" --table "$table"
 check "resume" dmsetup resume "$name"
@@ -187,12 +181,12 @@ wc_expect "the cache holds it" "$dev" "held_kib == 1024"
 bsz=$(blockdev --getsz "$back")
 btab=$(dmsetup table "${back#/dev/mapper/}")
 check "the backing device fails every I/O now" backing_reload "$back" "0 $bsz error"
-fails "the flush that covers the cached write" hm_flush "$dev"
+check_fail "the flush that covers the cached write fails" hm_flush "$dev"
 wc_expect "the destage failed, and the cache with it" "$dev" "state == failed" \
 	"failed_sectors == 2048"
 check "the backing device works again" backing_reload "$back" "$btab"
-fails "a read (the drive lost a write: all I/O fails)" hm_read "$dev" $(zs 3) 8
-fails "the next flush" hm_flush "$dev"
+check_fail "a read fails (the drive lost a write: all I/O fails)" hm_read "$dev" $(zs 3) 8
+check_fail "the next flush fails" hm_flush "$dev"
 table=$(dmsetup table "$name")
 check "reload the printed table" dmsetup reload "$name" --table "$table"
 check "resume" dmsetup resume "$name"
