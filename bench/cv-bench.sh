@@ -9,19 +9,24 @@
 # Prints "# bench:" lines: MB/s of dm-linear and caveat for sequential
 # 1 MiB writes and reads and random 4 KiB reads and writes (iodepth 8, and
 # writes at 32 too), their ratio (and caveat's with write_cache where the
-# backing has a volatile cache), what a durable (FUA) write costs on the
-# same backing, all on the scratch disk and on a memory-backed null_blk
-# (no volatile cache); then mem_bytes per TiB after a sequential fill and
-# after random 4 KiB writes spread over a 1 TiB device. Under TCG the
-# absolute figures mean little; the ratios and the memory figures do.
+# backing has a volatile cache), in CV_BENCH_ROUNDS rounds (2) taken in
+# turn, as rows of bench/lib.sh (median ratio and range); what a durable
+# (FUA) write costs on the same backing; all on the scratch disk and on a
+# memory-backed null_blk (no volatile cache; CV_BENCH_NULLB=0 leaves it
+# out); then mem_bytes per TiB after a sequential fill and after random
+# 4 KiB writes spread over a 1 TiB device (CV_BENCH_MEM=0 leaves it out).
+# Under TCG the absolute figures mean little; the ratios and the memory
+# figures do.
 . "$(dirname "$0")/../tests/common.sh"
 . "$SMR_ROOT/tests/lib/cv.sh"
 _prep_test "caveat benchmark"
 require_cmd fio dmsetup
 require_target caveat
 
+. "$SMR_ROOT/bench/lib.sh"
 SIZE=${CV_BENCH_MB:-128}
 RUNTIME=${CV_BENCH_RUNTIME:-10}
+ROUNDS=${CV_BENCH_ROUNDS:-2}
 
 # fio_bw DEV RW BS [QD [FIO-ARGS...]]: bandwidth in KiB/s of one short
 # fio job (iodepth QD, default 8).
@@ -39,63 +44,101 @@ fio_bw() {
 	esac
 }
 
-# ratio L C: C / L to two places, n/a without L.
-ratio() { awk -v l="$1" -v c="$2" 'BEGIN { if (l > 0) printf "%.2f", c / l; else print "n/a" }'; }
+# The workloads: name, then fio rw, block size, iodepth, and "fresh" for
+# a caveat device formatted before each run. Sequential writes run twice:
+# into an empty device (no write damages live data: a drive being
+# filled), and over the data of the run before (every write damages the
+# live blocks after it until the next write covers them, so each waits
+# for its damage to be durable, as a random overwrite does). Random
+# writes start from a device just filled sequentially, so that they
+# damage live data.
+WORKLOADS=("seq write 1M qd8:write 1M 8 fresh"
+	"seq rewrite 1M qd8:write 1M 8" "seq read 1M qd8:read 1M 8"
+	"rand read 4K qd8:randread 4k 8" "rand write 4K qd8:randwrite 4k 8"
+	"rand write 4K qd32:randwrite 4k 32")
 
-# The workloads: name, fio rw, block size, iodepth. Random writes start
-# from a device just filled sequentially, so that they damage live data.
-WORKLOADS=("write write 1M 8" "read read 1M 8" "randread randread 4k 8"
-	"randwrite randwrite 4k 8" "randwrite-qd32 randwrite 4k 32")
-
-# cav_runs TAG BACKING ARRAY TABLE: every workload on a caveat device of
-# TABLE over BACKING (discarded first), KiB/s into the associative array
-# named ARRAY. Random writes start from a sequential fill.
-cav_runs() {
-	local tag=$1 dev=$2 table=$4 w
-	local -n bw=$3
-	blkdiscard "$dev" 2>/dev/null
-	dm_create cvb_cav "$table" || bail "cannot create caveat: $table"
-	for w in "${WORKLOADS[@]}"; do
-		set -- $w
-		case $2 in randwrite) fio_bw /dev/mapper/cvb_cav write 1M >/dev/null ;; esac
-		bw[$1]=$(fio_bw /dev/mapper/cvb_cav "$2" "$3" "$4")
-	done
-	diag "bench: $tag: status after the runs on '${table#* caveat }': $(dmsetup status cvb_cav)"
-	dm_remove cvb_cav
+# on_cav FRESH OPT...: the caveat device cvb_cav over CV_BASE with the
+# optional arguments OPT; FRESH=fresh: created anew and formatted, else
+# the live one reloaded (its state carries over through the metadata).
+on_cav() {
+	local fresh=$1
+	shift
+	if [ "$fresh" = fresh ]; then
+		dmsetup info cvb_cav > /dev/null 2>&1 && dm_remove cvb_cav
+		dm_create cvb_cav "$CV_BASE $(($# + 1)) $* format"
+	elif dmsetup info cvb_cav > /dev/null 2>&1; then
+		dmsetup reload cvb_cav --table "$CV_BASE $# $*" && dmsetup resume cvb_cav
+	else
+		dm_create cvb_cav "$CV_BASE $# $*"
+	fi
+}
+# cav_run RW BS QD [fresh]: one workload on cvb_cav; random writes start
+# from a sequential fill.
+cav_run() {
+	case $1 in randwrite) fio_bw /dev/mapper/cvb_cav write 1M 8 > /dev/null ;; esac
+	fio_bw /dev/mapper/cvb_cav "$1" "$2" "$3"
 }
 
-# bench_pair TAG BACKING SECTORS OFFSET: every workload on dm-linear, then
-# on caveat, over the same extent of BACKING; prints the ratios.
+# bench_pair TAG BACKING SECTORS OFFSET: every workload on dm-linear, on
+# caveat and (where the backing has a volatile cache) on caveat with
+# write_cache, over the same extent of BACKING, CV_BENCH_ROUNDS times in
+# turn (linear, caveat, write_cache; then the other way round); prints
+# the rows of the ratios (bench/lib.sh).
 bench_pair() {
-	local tag=$1 dev=$2 sectors=$3 off=$4 w name rw bs qd l c r x
-	declare -A LIN CAV WC
+	local tag=$1 dev=$2 sectors=$3 off=$4 w name r l c x wc=0 dsync m=caveat fresh
+	[ "$tag" = disk ] || m="caveat/$tag"
+	CV_BASE="0 $sectors caveat $dev 16 6"
+	[ "$(cat "/sys/block/$(basename "$(readlink -f "$dev")")/queue/write_cache")" = "write back" ] &&
+		[ "${CV_BENCH_WC:-1}" = 1 ] && wc=1
+	blkdiscard "$dev" 2>/dev/null
 	dm_create cvb_lin "0 $sectors linear $dev $off" || bail "cannot create dm-linear"
-	for w in "${WORKLOADS[@]}"; do
-		set -- $w
-		LIN[$1]=$(fio_bw /dev/mapper/cvb_lin "$2" "$3" "$4")
-	done
-	# What one durable write costs here: the same random writes, each
-	# with FUA (O_DSYNC). A write that damages live data cannot be issued
-	# before one such write (its journal block) completes.
-	LIN[dsync]=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8 --sync=dsync)
-	dm_remove cvb_lin
-	cav_runs "$tag" "$dev" CAV "0 $sectors caveat $dev 16 6 1 format"
-	# The same with the write cache (docs/dm-caveat.rst, write_cache),
-	# where the backing has the volatile cache it requires.
-	if [ "$(cat "/sys/block/$(basename "$(readlink -f "$dev")")/queue/write_cache")" = "write back" ]; then
-		cav_runs "$tag" "$dev" WC "0 $sectors caveat $dev 16 6 3 format write_cache 1024"
+	on_cav fresh || bail "cannot create caveat"
+	if [ $wc = 1 ]; then
+		diag "bench: $tag: $ROUNDS round(s) of dm-linear, caveat, caveat with write_cache 1024 in turn"
+	else
+		diag "bench: $tag: $ROUNDS round(s) of dm-linear and caveat in turn"
 	fi
+	diag "bench: $tag: $(bench_header)"
 	for w in "${WORKLOADS[@]}"; do
-		set -- $w
-		name=$1 l=${LIN[$1]:-0} c=${CAV[$1]:-0} x=${WC[$1]:-}
-		r=$(ratio "$l" "$c")
-		diag "bench: $tag: $name: dm-linear $((l / 1024)) MB/s, caveat $((c / 1024)) MB/s, ratio $r${x:+; with write_cache $((x / 1024)) MB/s, ratio $(ratio "$l" "$x")}"
-		if [ "$l" -gt 0 ] && [ "$c" -gt 0 ] && [ "${x:-1}" -gt 0 ]; then ok "$tag: $name measured (ratio $r)"
-		else not_ok "$tag: $name measured" "linear '$l' caveat '$c' write_cache '$x'"; fi
+		name=${w%%:*}
+		set -- ${w#*:}
+		fresh=${4:-}
+		: > "$T_WORK/cav"; : > "$T_WORK/wc"
+		for ((r = 0; r < ROUNDS; r++)); do
+			if [ $((r % 2)) = 0 ]; then
+				l=$(fio_bw /dev/mapper/cvb_lin "$1" "$2" "$3")
+				on_cav "$fresh"; c=$(cav_run "$1" "$2" "$3")
+				x=; [ $wc = 1 ] && { on_cav "$fresh" write_cache 1024; x=$(cav_run "$1" "$2" "$3"); }
+			else
+				x=; [ $wc = 1 ] && { on_cav "$fresh" write_cache 1024; x=$(cav_run "$1" "$2" "$3"); }
+				on_cav "$fresh"; c=$(cav_run "$1" "$2" "$3")
+				l=$(fio_bw /dev/mapper/cvb_lin "$1" "$2" "$3")
+			fi
+			echo "$l $c" >> "$T_WORK/cav"
+			[ -n "$x" ] && echo "$l $x" >> "$T_WORK/wc"
+			if [ "${l:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && [ "${x:-1}" -gt 0 ]; then :
+			else not_ok "$tag: $name round $((r + 1)) measured" "linear '$l' caveat '$c' write_cache '$x'"; fi
+		done
+		diag "bench: $tag: $(bench_row "$m" "$name" KiB/s "$T_WORK/cav")"
+		[ $wc = 1 ] && diag "bench: $tag: $(bench_row "$m+write_cache" "$name" KiB/s "$T_WORK/wc")"
+		ok "$tag: $name measured"
 	done
-	l=${LIN[randwrite]:-0} c=${LIN[dsync]:-0}
-	r=$(awk -v l="$l" -v c="$c" 'BEGIN { if (c > 0) printf "%.1f", l / c; else print "n/a" }')
-	diag "bench: $tag: dm-linear random writes with FUA: $((c / 1024)) MB/s, $r times slower than without"
+	diag "bench: $tag: status after the runs: $(dmsetup status cvb_cav)"
+	dm_remove cvb_cav
+	# What one durable write costs here: random writes with and without
+	# FUA (O_DSYNC). A write that damages live data cannot be issued
+	# before one such write (its journal block) completes: at a fixed
+	# depth caveat's random overwrites reach about W / (J + W) of
+	# dm-linear's (docs/dm-caveat.rst).
+	l=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8)
+	dsync=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8 --sync=dsync)
+	dm_remove cvb_lin
+	r=$(awk -v l="$l" -v c="$dsync" 'BEGIN { if (c > 0) printf "%.2f", 1 / (1 + l / c); else print "n/a" }')
+	diag "bench: $tag: dm-linear random writes $((l / 1024)) MB/s, with FUA $((dsync / 1024)) MB/s: the bound W / (J + W) for caveat's random overwrites at depth 8 is $r"
+	if [ -n "${BENCH_RATIOS:-}" ] && [ "$r" != n/a ]; then
+		printf '%s\t%s\t%s\t%s\t%s\t1\t%s\t%s\tKiB/s\n' "$m" "bound W/(J+W) qd8" "$r" "$r" "$r" \
+			"$l" "$dsync" >> "$BENCH_RATIOS"
+	fi
 }
 
 backing=$(new_backing $((SIZE + 8))) || bail "no backing device"
@@ -104,14 +147,18 @@ backing=$(new_backing $((SIZE + 8))) || bail "no backing device"
 bench_pair "disk" "$backing" $((SIZE * 2048)) 2048
 # A backing without a volatile write cache (memory-backed null_blk): FUA
 # costs what a plain write does, so the journal's price is its own write.
-if nb=$(new_nullb $((SIZE + 8))); then
+if [ "${CV_BENCH_NULLB:-1}" = 0 ]; then
+	skip "null_blk backing" "CV_BENCH_NULLB=0"
+elif nb=$(new_nullb $((SIZE + 8))); then
 	bench_pair "null_blk" "$nb" $((SIZE * 2048)) 2048
 else
 	skip "null_blk backing" "cannot create a null_blk device"
 fi
 
 # Memory per TiB, on the sparse big disk: a 1 TiB caveat device.
-if big=$(new_big_backing 1025 2>/dev/null); then
+if [ "${CV_BENCH_MEM:-1}" = 0 ]; then
+	skip "memory per TiB" "CV_BENCH_MEM=0"
+elif big=$(new_big_backing 1025 2>/dev/null); then
 	TIB=$((1 << 31))	# sectors in 1 TiB
 	dm_create cvb_big "0 $TIB caveat $big 16 6" || bail "cannot create the 1 TiB device"
 	m0=$(cv_field cvb_big mem_bytes)

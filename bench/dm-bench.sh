@@ -10,7 +10,8 @@
 #
 # usage: bench/dm-bench.sh [--disk DEV] [--runtime S] [--cache-mb N] [--dev-mb N]
 #                          [--phase-cache-mb N] [--phase-mb N] [--rounds N]
-#                          [--policies LIST] [--out FILE]
+#                          [--policies LIST] [--io-runtime S] [--ratios-only]
+#                          [--out FILE]
 #
 #   --disk DEV       scratch disk (/dev/vda); its first --dev-mb plus the
 #                    larger cache and a band are overwritten
@@ -28,6 +29,9 @@
 #   --rounds N       cache-phase rounds, even (4): linear/smr, smr/linear, ...
 #   --runtime S      seconds of the long random-write run per policy (60)
 #   --policies LIST  comma-separated (fifo,greedy,cost-benefit)
+#   --io-runtime S   seconds per run of the host I/O comparison (5)
+#   --ratios-only    only the comparisons with dm-linear (2 and 2b), as
+#                    bench/all-bench.sh runs it
 #   --out FILE       also write the report to FILE
 #
 # Geometry: a --dev-mb device of 16 MiB bands, idle_ms 500, seq_bypass on.
@@ -44,6 +48,11 @@
 #    the --phase-cache-mb cache, freshly formatted (empty) before each of
 #    its runs; --rounds rounds, linear/smr then smr/linear alternately;
 #    ratio = median of the rounds' ratios.
+# 2b. Host I/O vs dm-linear on a freshly formatted device (cache 48 MiB,
+#    seq_bypass): sequential 1 MiB writes at depth 4 (they bypass the
+#    cache into the bands), then sequential 1 MiB reads at depth 4 and
+#    random 4 KiB reads at depth 16 of what they wrote; --io-runtime s
+#    each, --rounds rounds, linear/smr in alternating order.
 # 3. Per policy, on a freshly formatted device: the same randwrite job,
 #    time_based, --runtime seconds, bandwidth logged every second
 #    (--write_bw_log, --log_avg_msec=1000; an entry stands for the time
@@ -67,6 +76,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/thin.sh"
+. "$ROOT/bench/lib.sh"
 DISK=/dev/vda
 RUNTIME=60
 POLICIES=fifo,greedy,cost-benefit
@@ -76,6 +86,8 @@ DEV_MB=12288
 PHASE_CACHE_MB=384
 PHASE_MB=256
 ROUNDS=4
+IO_RUNTIME=5
+RATIOS_ONLY=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -87,8 +99,10 @@ while [ $# -gt 0 ]; do
 	--phase-mb) PHASE_MB=$2; shift 2 ;;
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--policies) POLICIES=$2; shift 2 ;;
+	--io-runtime) IO_RUNTIME=$2; shift 2 ;;
+	--ratios-only) RATIOS_ONLY=1; shift ;;
 	--out) OUT=$2; shift 2 ;;
-	-h|--help) sed -n '4,66s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,75s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "dm-bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -210,29 +224,48 @@ seq_bw() {
 	say "backing (dm-linear) sequential 1 MiB qd1, $1: write $(printf %.1f "$w") MiB/s, read $(printf %.1f "$r") MiB/s;"
 	say "  as many bytes read as written: $SEQ_RW MiB/s"
 }
-seq_bw first
-SEQ_FIRST=$SEQ_RW
+[ $RATIOS_ONLY = 1 ] || { seq_bw first; SEQ_FIRST=$SEQ_RW; }
 
 # ---- 2. cache phase vs linear ---------------------------------------------
 RW_PHASE="--rw=randwrite --bs=4k --iodepth=4 --io_size=$PHASE_IO --randrepeat=1 --randseed=1234"
-: > "$WORK/cp"
-for ((r = 0; r < ROUNDS; r++)); do
-	if [ $((r % 2)) = 0 ]; then
-		l=$(fio_bw /dev/mapper/$LIN $RW_PHASE)
-		smr_fresh fifo $PCACHE; s=$(fio_bw /dev/mapper/$SMR $RW_PHASE)
-	else
-		smr_fresh fifo $PCACHE; s=$(fio_bw /dev/mapper/$SMR $RW_PHASE)
-		l=$(fio_bw /dev/mapper/$LIN $RW_PHASE)
-	fi
-	log "cache phase round $((r + 1)): linear $l MiB/s, smr $s MiB/s; smr $(st cache rmw_fg bypass_write_sectors)"
-	echo "$l $s" >> "$WORK/cp"
-done
+lin_phase() { fio_bw /dev/mapper/$LIN $RW_PHASE; }
+smr_phase() {
+	smr_fresh fifo $PCACHE
+	fio_bw /dev/mapper/$SMR $RW_PHASE
+	log "  smr $(st cache rmw_fg bypass_write_sectors)" >&2
+}
+bench_abba "$ROUNDS" lin_phase smr_phase > "$WORK/cp" || die "cache phase: no figure"
 say ""
 say "cache phase: randwrite 4 KiB qd4, $PHASE_IO over $DEV_MB MiB into a $PHASE_CACHE_MB MiB cache (empty at the start; $ROUNDS rounds, ABBA)"
-say "$(awk "$AWK_MEDIAN"'
-	{ l = l sprintf(" %.1f", $1); s = s sprintf(" %.1f", $2); r = r sprintf(" %.3f", $2 / $1); q[NR] = $2 / $1 }
-	END { printf "  dm-linear MiB/s:%s\n  smr MiB/s:      %s\n  smr/linear:     %s\n  median smr/linear %.3f (target >= 0.9)",
-		l, s, r, median(q, NR) }' "$WORK/cp")"
+say "$(awk '{ l = l sprintf(" %.1f", $1); s = s sprintf(" %.1f", $2); r = r sprintf(" %.3f", $2 / $1) }
+	END { printf "  dm-linear MiB/s:%s\n  smr MiB/s:      %s\n  smr/linear:     %s", l, s, r }' "$WORK/cp")"
+bench_header | tee -a "$REPORT"
+say "$(bench_row dm "rand write 4K qd4" MiB/s "$WORK/cp")  (target >= 0.9)"
+
+# ---- 2b. host I/O vs linear -------------------------------------------------
+# io_run KIND: one fio run of workload KIND on device DEVN.
+io_run() {
+	case $1 in
+	seqw) fio_bw /dev/mapper/$DEVN --rw=write --bs=1M --iodepth=4 --time_based --runtime="$IO_RUNTIME" --ramp_time=1 ;;
+	seqr) fio_bw /dev/mapper/$DEVN --rw=read --bs=1M --iodepth=4 --time_based --runtime="$IO_RUNTIME" --ramp_time=1 ;;
+	randr) fio_bw /dev/mapper/$DEVN --rw=randread --bs=4k --iodepth=16 --time_based --runtime="$IO_RUNTIME" --ramp_time=1 ;;
+	esac
+}
+lin_io() { DEVN=$LIN io_run "$1"; }
+smr_io() { DEVN=$SMR io_run "$1"; }
+smr_fresh fifo
+say ""
+say "host I/O: ${IO_RUNTIME} s per run (1 s ramp), $ROUNDS rounds, ABBA; smr freshly formatted, cache $CACHE_MB MiB, seq_bypass"
+bench_header | tee -a "$REPORT"
+for w in "seqw:seq write 1M qd4" "seqr:seq read 1M qd4" "randr:rand read 4K qd16"; do
+	bench_abba "$ROUNDS" lin_io smr_io "${w%%:*}" > "$WORK/io" || die "${w#*:}: no figure"
+	say "$(bench_row dm "${w#*:}" MiB/s "$WORK/io")"
+done
+log "  smr after the host I/O: $(st cache bypass_write_sectors cache_write_sectors rmw_fg)"
+if [ $RATIOS_ONLY = 1 ]; then
+	say "total benchmark time $(awk -v a="$T_START" -v b="$(now_ns)" 'BEGIN { printf "%.0f", (b - a) / 1e9 }') s"
+	exit 0
+fi
 
 # ---- 3. long run per policy -------------------------------------------------
 ROWS=()

@@ -65,6 +65,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/thin.sh"
+. "$ROOT/bench/lib.sh"
 DISK=/dev/vda
 BIG=/dev/vdb
 RUNTIME=10
@@ -163,7 +164,7 @@ fio_run() {
 
 run_throughput() {
 	local md=2048 len ver
-	local -a names kinds lin_args smr_args
+	local -a names kinds units lin_args smr_args
 
 	# dm-smr keeps its metadata first: 1 MiB for up to 64516 zones
 	# (docs/dm-smr.rst, Backing device size). The region is that plus
@@ -196,6 +197,7 @@ run_throughput() {
 	names=("seq write 1M qd1" "seq write 1M qd4" "seq write 1M 4 jobs"
 	       "seq read 1M qd4" "rand read 4K qd16")
 	kinds=(bw bw bw bw iops)
+	units=(MiB/s MiB/s MiB/s MiB/s IOPS)
 	lin_args=("--rw=write --bs=1M --iodepth=1"
 		  "--rw=write --bs=1M --iodepth=4"
 		  "--rw=write --bs=1M --iodepth=1 $q4"
@@ -232,21 +234,7 @@ run_throughput() {
 			log "${names[i]} round $((r + 1)): linear $l, smr $s"
 			echo "$l" >> "$WORK/l"; echo "$s" >> "$WORK/s"
 		done
-		ROWS+=("$(paste "$WORK/l" "$WORK/s" | awk -v n="${names[i]}" -v k="${kinds[i]}" '
-			function median(a, m,   i, j, t) {
-				for (i = 2; i <= m; i++)
-					for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-				return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-			}
-			{ l[NR] = $1; s[NR] = $2; q[NR] = $1 > 0 ? $2 / $1 : 0 }
-			END {
-				lo = hi = q[1]
-				for (i = 2; i <= NR; i++) { if (q[i] < lo) lo = q[i]; if (q[i] > hi) hi = q[i] }
-				u = "MiB/s"; if (k == "iops") u = "IOPS"
-				qm = median(q, NR); lm = median(l, NR); sm = median(s, NR)
-				m = ""; if (qm < 0.95) m = "  (below 0.95)"
-				printf "  %-20s %10.1f %10.1f  %-5s  %5.3f  %5.3f-%5.3f%s", n, lm, sm, u, qm, lo, hi, m
-			}')")
+		ROWS+=("$(paste "$WORK/l" "$WORK/s" | bench_row hm${WCACHE:+-wc} "${names[i]}" "${units[i]}" -)")
 	done
 
 	say ""

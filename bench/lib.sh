@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+# bench/lib.sh - what the benchmarks share: rounds against a baseline in
+# alternating order, and one row per ratio. Sourced by hm-bench.sh,
+# dm-bench.sh, cv-bench.sh and all-bench.sh.
+#
+# A benchmark measures a workload on the baseline (dm-linear over the same
+# sectors) and on the target, ROUNDS times, linear first in even rounds
+# and the target first in odd ones (a shared host's speed drifts, and the
+# first run after a switch of device is often slower under TCG). The
+# figure is the median of each round's target/linear ratio, with the
+# lowest and highest ratio beside it.
+#
+# BENCH_RATIOS (environment): a file to which bench_row appends one line
+# per ratio, for bench/all-bench.sh's table:
+#   model <TAB> workload <TAB> median <TAB> lo <TAB> hi <TAB> rounds
+#   <TAB> linear median <TAB> target median <TAB> unit
+
+# bench_abba ROUNDS BASE_FN TARGET_FN [ARGS...]: runs the two functions
+# (each prints one figure; ARGS go to both) ROUNDS times in alternating
+# order; prints "base target" per round. Returns non-zero if a function
+# printed nothing.
+bench_abba() {
+	local n=$1 bf=$2 tf=$3 r b t
+	shift 3
+	for ((r = 0; r < n; r++)); do
+		if [ $((r % 2)) = 0 ]; then
+			b=$("$bf" "$@"); t=$("$tf" "$@")
+		else
+			t=$("$tf" "$@"); b=$("$bf" "$@")
+		fi
+		[ -n "$b" ] && [ -n "$t" ] || return 1
+		echo "$b $t"
+	done
+}
+
+# bench_row MODEL WORKLOAD UNIT FILE: FILE holds "base target" per round.
+# Prints the report row (workload, medians, ratio, range; "below 0.95"
+# where the median ratio is) and appends the ratio to BENCH_RATIOS.
+bench_row() {
+	local model=$1 name=$2 unit=$3 file=$4
+	awk -v n="$name" -v u="$unit" -v m="$model" -v out="${BENCH_RATIOS:-}" '
+		function median(a, k,   i, j, t) {
+			if (k == 0) return 0
+			for (i = 2; i <= k; i++)
+				for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+		}
+		NF >= 2 { k++; l[k] = $1; s[k] = $2; q[k] = $1 > 0 ? $2 / $1 : 0 }
+		END {
+			if (k == 0) { printf "  %-20s no figures", n; exit }
+			lo = hi = q[1]
+			for (i = 2; i <= k; i++) { if (q[i] < lo) lo = q[i]; if (q[i] > hi) hi = q[i] }
+			qm = median(q, k); lm = median(l, k); sm = median(s, k)
+			printf "  %-20s %10.1f %10.1f  %-5s  %5.3f  %5.3f-%5.3f%s", n, lm, sm, u, qm, lo, hi,
+				(qm < 0.95 ? "  (below 0.95)" : "")
+			if (out != "")
+				printf "%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t%.1f\t%.1f\t%s\n", m, n, qm, lo, hi, k, lm, sm, u >> out
+		}' "$file"
+}
+
+# bench_header: the column heads of bench_row's rows.
+bench_header() {
+	echo "  workload              dm-linear     target  unit   ratio  range"
+}
