@@ -183,6 +183,7 @@ void geom_init(struct smr_geom *g)
 	g->did = -1;
 	g->dnor = -1;
 	g->unshingled = -1;
+	g->on_damaged_read = -1;
 	g->start_mb = -1;
 }
 
@@ -674,6 +675,8 @@ static int table_cv(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " block_size %" PRIu64, bs);
 	if (g->unshingled >= 0)
 		opt_add(&o, " unshingled %" PRId64, g->unshingled);
+	if (g->on_damaged_read >= 0)
+		opt_add(&o, " on_damaged_read %s", g->on_damaged_read ? "zero" : "error");
 	if (write_cache_opt(g, MODEL_CAVEAT, bs, &o, err, elen))
 		return -EINVAL;
 	if (g->format)
@@ -730,6 +733,18 @@ static char *trim(char *s)
 	while (e > s && isspace((unsigned char)e[-1]))
 		*--e = 0;
 	return s;
+}
+
+/* "error" or "zero" (caveat's on_damaged_read): 0 or 1 in *out. */
+int parse_on_damaged_read(const char *v, int *out)
+{
+	if (!strcmp(v, "error"))
+		*out = 0;
+	else if (!strcmp(v, "zero"))
+		*out = 1;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 static int prof_int(const char *v, int64_t *out)
@@ -817,6 +832,8 @@ static int profile_kv(struct smr_geom *g, const char *k, const char *v)
 		return prof_int(v, &g->dnor);
 	if (!strcmp(k, "unshingled"))
 		return prof_int(v, &g->unshingled);
+	if (!strcmp(k, "on_damaged_read"))
+		return parse_on_damaged_read(v, &g->on_damaged_read);
 	if (!strcmp(k, "block_size")) {
 		if (parse_size(v, &x) || x > 65536)
 			return -EINVAL;

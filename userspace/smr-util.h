@@ -63,6 +63,7 @@ struct smr_geom {
 	int64_t dnor;
 	uint32_t block_size;	/* bytes; 0 = 4096 */
 	int64_t unshingled;	/* blocks; -1 = none */
+	int on_damaged_read;	/* -1 = not given (error), 0 error, 1 zero */
 	/* all */
 	int format;
 	int64_t write_cache_mib;	/* --write-cache; -1 = none */
@@ -109,12 +110,14 @@ uint64_t cv_md_sectors(uint64_t nr_blocks);
  * Apply a profile file ("key = value" lines, '#' comments) to @g. Keys:
  * description, model, size, band, cache (size or "N%"), idle_ms, policy,
  * seq_bypass (on/off), zone, zone_capacity, conv (count or "N%"),
- * max_open, max_active, did, dnor, block_size, unshingled.
+ * max_open, max_active, did, dnor, block_size, unshingled, on_damaged_read
+ * (error or zero).
  * 0 or -errno with "FILE:LINE: what is wrong" in @err.
  */
 int profile_apply_text(const char *text, const char *fname,
 		       struct smr_geom *g, char *err, size_t elen);
 int profile_load(const char *path, struct smr_geom *g, char *err, size_t elen);
+int parse_on_damaged_read(const char *v, int *out);
 
 /* ------------------------------------------------------------ records --- */
 

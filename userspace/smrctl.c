@@ -528,7 +528,7 @@ static int64_t int_arg(const char *opt, const char *v)
 enum { O_MODEL = 256, O_DEV, O_PROFILE, O_SIZE, O_BAND, O_CACHE,
        O_IDLE, O_POLICY, O_NOBYP, O_ZONE, O_ZCAP, O_CONV, O_MAXOPEN,
        O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY, O_NOTIMING,
-       O_STARTMB, O_WCACHE };
+       O_STARTMB, O_WCACHE, O_ODR };
 
 /* The model a create option is for; MODEL_NONE: every model. */
 static enum smr_model opt_model(int opt)
@@ -538,7 +538,7 @@ static enum smr_model opt_model(int opt)
 		return MODEL_DRIVE_MANAGED;
 	case O_ZONE: case O_ZCAP: case O_CONV: case O_MAXOPEN: case O_MAXACT:
 		return MODEL_HOST_MANAGED;
-	case O_DID: case O_DNOR: case O_BS: case O_UNSH:
+	case O_DID: case O_DNOR: case O_BS: case O_UNSH: case O_ODR:
 		return MODEL_CAVEAT;
 	default:
 		return MODEL_NONE;
@@ -566,6 +566,7 @@ static int cmd_create(int argc, char **argv)
 		{ "dnor", required_argument, NULL, O_DNOR },
 		{ "block-size", required_argument, NULL, O_BS },
 		{ "unshingled", required_argument, NULL, O_UNSH },
+		{ "on-damaged-read", required_argument, NULL, O_ODR },
 		{ "format", no_argument, NULL, O_FORMAT },
 		{ "write-cache", required_argument, NULL, O_WCACHE },
 		{ "dry-run", no_argument, NULL, O_DRY },
@@ -648,6 +649,10 @@ static int cmd_create(int argc, char **argv)
 			break;
 		}
 		case O_UNSH: g.unshingled = int_arg("--unshingled", a); break;
+		case O_ODR:
+			if (parse_on_damaged_read(a, &g.on_damaged_read))
+				die("--on-damaged-read takes error or zero, not '%s'", a);
+			break;
 		case O_FORMAT: g.format = 1; break;
 		case O_WCACHE: g.write_cache_mib = int_arg("--write-cache", a); break;
 		case O_NOTIMING:
@@ -1309,6 +1314,7 @@ static const struct command commands[] = {
 	  "  --dnor N               blocks from a write's start it never damages (DNOR)\n"
 	  "  --block-size B         512 to 65536 (default 4096)\n"
 	  "  --unshingled N         blocks of undamageable region at the start\n"
+	  "  --on-damaged-read error|zero  a read of a maybe-damaged block fails, or reads zeros\n"
 	  " SIZE takes K, M, G, T (binary) or s (sectors). Options override the profile;\n"
 	  " an option of another model is refused.\n", NULL },
 	{ "remove", cmd_remove, "NAME",

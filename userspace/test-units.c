@@ -294,6 +294,11 @@ static void test_tables(void)
 	smr_compute_table(&g, "/dev/sdy", 2 * GiB, t, sizeof(t), err, sizeof(err));
 	eq_str(t, "0 2097152 caveat /dev/sdy 16 4 4 block_size 512 unshingled 100",
 	       "caveat table with options");
+	g.on_damaged_read = 1;
+	smr_compute_table(&g, "/dev/sdy", 2 * GiB, t, sizeof(t), err, sizeof(err));
+	eq_str(t, "0 2097152 caveat /dev/sdy 16 4 6 block_size 512 unshingled 100 on_damaged_read zero",
+	       "caveat table with on_damaged_read");
+	g.on_damaged_read = -1;
 	g.dnor = 17;
 	ok(smr_compute_table(&g, "/dev/sdy", 2 * GiB, t, sizeof(t), err, sizeof(err)) &&
 	   strstr(err, "DNOR"), "caveat DNOR > DID refused (%s)", err);
@@ -337,6 +342,13 @@ static void test_profiles(const char *dir)
 	ok(profile_apply_text("model = host-managed\nzone = 256M\nzones = 3\n", "p.profile",
 			      &g, err, sizeof(err)) && !strcmp(err, "p.profile:3: unknown key 'zones'"),
 	   "unknown key names file and line (%s)", err);
+	geom_init(&g);
+	ok(!profile_apply_text("model = caveat\non_damaged_read = zero\n", "p", &g, err,
+			       sizeof(err)) && g.on_damaged_read == 1, "on_damaged_read zero");
+	geom_init(&g);
+	ok(profile_apply_text("model = caveat\non_damaged_read = maybe\n", "p", &g, err,
+			      sizeof(err)) && strstr(err, "bad value 'maybe' for on_damaged_read"),
+	   "on_damaged_read takes error or zero (%s)", err);
 	geom_init(&g);
 	ok(profile_apply_text("model = caveat\ndid = lots\n", "p", &g, err, sizeof(err)) &&
 	   strstr(err, "p:2: bad value 'lots' for did"), "bad value names the key (%s)", err);

@@ -66,6 +66,8 @@ def dm_table(model, dev_path, o):
         for k in ("block_size", "unshingled"):
             if o.get(k):
                 opt += [k, str(int(o[k]))]
+        if o.get("on_damaged_read"):
+            opt += ["on_damaged_read", o["on_damaged_read"]]
     else:
         raise MatrixError("no table for model %s" % model)
     opt.append("format")
@@ -79,7 +81,7 @@ def smrctl_create_args(name, model, o):
              "zone": "--zone", "zone_capacity": "--zone-capacity", "conv": "--conv",
              "max_open": "--max-open", "max_active": "--max-active", "did": "--did",
              "dnor": "--dnor", "block_size": "--block-size", "unshingled": "--unshingled",
-             "start_mb": "--start-mb"}
+             "on_damaged_read": "--on-damaged-read", "start_mb": "--start-mb"}
     for k, f in flags.items():
         if o.get(k):
             a += [f, o[k]]

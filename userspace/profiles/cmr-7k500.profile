@@ -16,6 +16,9 @@ description = conventional 7200 rpm disk, 500 GB class (Deskstar 7K500 timing)
 model = caveat
 did = 0
 dnor = 0
+# A conventional disk reads what it was never sent (zeros, on a new
+# disk); caveat would fail such a read as maybe damaged.
+on_damaged_read = zero
 rpm = 7200
 seek_t2t_us = 1000
 seek_avg_us = 8500
