@@ -43,6 +43,7 @@ PACKAGES=(
 	btrfs-progs
 	dmsetup
 	fio
+	mdadm
 	jq
 	libdevmapper-dev
 	libnl-genl-3-dev

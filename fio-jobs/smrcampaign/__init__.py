@@ -19,6 +19,7 @@ The modules, each importing only those above it:
     plots     the figures (matplotlib; imports model only)
     devices   creating, sampling, cleaning and removing devices; run_cmd
     fiorun    the job file as run, running fio, the progress line
+    array     md arrays of emulated drives: build, fail, rebuild, check
     runner    Campaign: one run after another, then plots and summary
     cli       the command line (argparse) and --plot
 

@@ -90,8 +90,13 @@ def split_values(v):
 DEVICE_KEYS = {"model", "backing", "path", "size", "band", "cache", "idle_ms",
                "policy", "seq_bypass", "zone", "zone_capacity", "conv",
                "max_open", "max_active", "did", "dnor", "block_size",
-               "unshingled", "profile", "start_mb", "fs", "via", "name"}
+               "unshingled", "on_damaged_read", "profile", "start_mb", "fs", "via", "name"}
 JOB_KEYS = {"file", "devices", "description", "timeout", "wait_clean"}
+# Array keys (docs/campaigns.md, "Arrays"). members is a list, not an
+# axis; the others' comma-separated values are axes, as a device's are.
+ARRAY_KEYS = {"level", "members", "replacement", "fail", "chunk", "backing", "sync",
+              "fill", "check", "speed_min", "speed_max", "name"}
+ARRAY_LEVELS = {"1": 2, "5": 3, "6": 4, "10": 2}   # level -> fewest members
 
 
 class Matrix:
@@ -123,6 +128,7 @@ class Matrix:
         self.campaign = {}
         self.devices = {}
         self.jobs = {}
+        self.arrays = {}
         for sec in cp.sections():
             if cp.has_option(sec, "backing"):
                 check_backing(sec, cp.get(sec, "backing"), env)
@@ -140,24 +146,120 @@ class Matrix:
                 model = items.get("model", "")
                 if model not in MODELS:
                     raise MatrixError("[%s]: model must be one of %s" % (sec, ", ".join(MODELS)))
-                if model in DM_MODELS and "backing" not in items:
-                    raise MatrixError("[%s]: a %s device needs 'backing' (the disk under it)" % (sec, model))
+                # (a dm device's backing may come from the array it is in:
+                # checked in runs())
                 if model in ("file", "existing") and "path" not in items:
                     raise MatrixError("[%s]: a %s device needs 'path'" % (sec, model))
                 if model == "file" and "size" not in items:
                     raise MatrixError("[%s]: a file device needs 'size'" % sec)
                 self.devices[name] = items
             elif kind == "job" and name:
-                if "file" not in items:
-                    raise MatrixError("[%s]: needs 'file' (a fio job file)" % sec)
                 self.jobs[name] = items
+            elif kind == "array" and name:
+                bad = set(items) - ARRAY_KEYS
+                if bad:
+                    raise MatrixError("[%s]: unknown key(s) %s (known: %s)" %
+                                      (sec, ", ".join(sorted(bad)), ", ".join(sorted(ARRAY_KEYS))))
+                for k in ("level", "members", "replacement"):
+                    if not items.get(k):
+                        raise MatrixError("[%s]: needs '%s'" % (sec, k))
+                self.arrays[name] = items
             else:
-                raise MatrixError("%s: unknown section [%s] (use [campaign], [device NAME], [job NAME])" % (path, sec))
+                raise MatrixError("%s: unknown section [%s] (use [campaign], [device NAME], "
+                                  "[array NAME], [job NAME])" % (path, sec))
         if not self.jobs:
             raise MatrixError("%s: no [job NAME] section" % path)
         if not self.devices:
             raise MatrixError("%s: no [device NAME] section" % path)
+        for aname, a in self.arrays.items():
+            self.check_array(aname, a)
+        carved = set()
+        for a in self.arrays.values():
+            if a.get("backing"):
+                carved.update(split_values(a["members"]) + split_values(a["replacement"]))
+        for dname, dev in self.devices.items():
+            if dev.get("model") in DM_MODELS and "backing" not in dev and dname not in carved:
+                raise MatrixError("[device %s]: a %s device needs 'backing' (the disk under it), "
+                                  "or an [array] with 'backing' to carve it from" % (dname, dev["model"]))
+        for jname, job in self.jobs.items():
+            devs = split_values(job.get("devices", ",".join(self.devices)))
+            if "file" not in job and not all(d in self.arrays for d in devs):
+                raise MatrixError("[job %s]: needs 'file' (a fio job file; only a job on arrays "
+                                  "may go without: the rebuild alone)" % jname)
         self.name = self.campaign.get("name", os.path.splitext(os.path.basename(path))[0])
+
+    def check_array(self, aname, a):
+        sec = "array %s" % aname
+        if aname in self.devices:
+            raise MatrixError("[%s]: a [device %s] has the same name" % (sec, aname))
+        members = split_values(a["members"])
+        for lvl in split_values(a["level"]):
+            if lvl not in ARRAY_LEVELS:
+                raise MatrixError("[%s]: level %s: use one of %s (md RAID levels)" %
+                                  (sec, lvl, ", ".join(ARRAY_LEVELS)))
+            if len(members) < ARRAY_LEVELS[lvl]:
+                raise MatrixError("[%s]: RAID %s needs %d members at least, %d given" %
+                                  (sec, lvl, ARRAY_LEVELS[lvl], len(members)))
+        named = members + split_values(a["replacement"])
+        for d in named:
+            if d not in self.devices:
+                raise MatrixError("[%s]: no [device %s]" % (sec, d))
+            dev = self.devices[d]
+            if dev.get("model") not in DM_MODELS:
+                raise MatrixError("[%s]: member %s must be an emulated drive (%s), not %s" %
+                                  (sec, d, ", ".join(DM_MODELS), dev.get("model")))
+            multi = [k for k, v in dev.items() if len(split_values(v)) > 1]
+            if multi:
+                raise MatrixError("[%s]: device %s has several values for %s: an array's "
+                                  "drives take one each (vary the array's keys instead)" %
+                                  (sec, d, ", ".join(multi)))
+            if "backing" not in dev and not a.get("backing"):
+                raise MatrixError("[%s]: device %s has no 'backing' and the array none to "
+                                  "carve it from" % (sec, d))
+            if "backing" in dev and members.count(d) > 1:
+                raise MatrixError("[%s]: device %s has a backing of its own and is named %d "
+                                  "times: the drives would share it; leave 'backing' out to "
+                                  "carve each from the array's" % (sec, d, members.count(d)))
+            if "backing" not in dev and "size" not in dev:
+                raise MatrixError("[%s]: device %s needs 'size' to be carved from the array's "
+                                  "backing" % (sec, d))
+        for f in split_values(a.get("fail", "")):
+            if not (f.isdigit() and 1 <= int(f) <= len(members)):
+                raise MatrixError("[%s]: fail = %s: the member to fail, 1 to %d" %
+                                  (sec, f, len(members)))
+        for k, ok in (("sync", ("resync", "assume-clean")), ("check", ("on", "off"))):
+            for v in split_values(a.get(k, "")):
+                if v not in ok:
+                    raise MatrixError("[%s]: %s = %s: use %s" % (sec, k, v, " or ".join(ok)))
+        for k in ("chunk", "speed_min", "speed_max"):
+            for v in split_values(a.get(k, "")):
+                try:
+                    parse_size(v)
+                except ValueError as e:
+                    raise MatrixError("[%s]: %s: %s" % (sec, k, e))
+        for v in split_values(a.get("fill", "")):
+            if not re.fullmatch(r"(100|[1-9]?[0-9])%", v):
+                raise MatrixError("[%s]: fill = %s: a share of the array, 0%% to 100%%" % (sec, v))
+
+    def array_runs(self, jname, job, aname):
+        a = self.arrays[aname]
+        axes = [("array", k, split_values(v) or [""]) for k, v in a.items() if k != "members"]
+        axes += [("job", k, split_values(v) or [""]) for k, v in job.items()
+                 if k not in ("devices", "description")]
+        out = []
+        for combo in itertools.product(*[x[2] for x in axes]):
+            arr, j, varied = {}, {}, {}
+            for (where, k, vals), v in zip(axes, combo):
+                (arr if where == "array" else j)[k] = v
+                if len(vals) > 1:
+                    varied[k] = v
+            arr["members"] = split_values(a["members"])
+            out.append({"job": jname, "device": aname, "array": arr,
+                        "dev": dict(self.devices[arr["replacement"]]),
+                        "member_devs": [dict(self.devices[d]) for d in arr["members"]],
+                        "jobopts": j, "varied": varied,
+                        "file": self.job_file(job) if "file" in job else None})
+        return out
 
     def job_file(self, job):
         f = job["file"]
@@ -172,9 +274,15 @@ class Matrix:
         for jname, job in self.jobs.items():
             devs = split_values(job.get("devices", ",".join(self.devices)))
             for dname in devs:
+                if dname in self.arrays:
+                    out += self.array_runs(jname, job, dname)
+                    continue
                 if dname not in self.devices:
-                    raise MatrixError("[job %s]: no [device %s]" % (jname, dname))
+                    raise MatrixError("[job %s]: no [device %s] nor [array %s]" % (jname, dname, dname))
                 dev = self.devices[dname]
+                if dev.get("model") in DM_MODELS and "backing" not in dev:
+                    raise MatrixError("[device %s]: a %s device on its own needs 'backing' (the "
+                                      "disk under it)" % (dname, dev["model"]))
                 axes = []
                 for k, v in dev.items():
                     axes.append(("device", k, split_values(v) or [""]))

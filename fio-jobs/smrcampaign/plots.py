@@ -22,7 +22,12 @@ status.csv, events.json) and the summary rows:
   cleaning after it, each counted once: see cleaning_bars) and write
   amplification per run, labelled by job and policy;
 - plots/ID-damage.png for every caveat run with a status timeline:
-  blocks damaged, live blocks damaged and valid blocks over time.
+  blocks damaged, live blocks damaged and valid blocks over time;
+- plots/ID-rebuild.png for every array run: md's rebuild rate over time
+  (from its progress, runs/ID/rebuild.csv) with the replacement drive's
+  cache occupancy (drive-managed) and its cleaning shaded;
+- plots/rebuilds.png when there are array runs: rebuild time per run,
+  labelled by array and replacement.
 
 Returns a list of {"file": path relative to out, "what": description,
 "run": run id or None}.
@@ -305,7 +310,8 @@ def cleaning_bars(rows):
     The device's clean_ms_fg/bg count the cleaning after the job too:
     the figures while fio ran (clean_*_run_s, summary) keep it from
     being counted twice."""
-    dm = [r for r in rows if r.get("model") == "drive-managed" and r.get("status_samples")]
+    dm = [r for r in rows if r.get("model") == "drive-managed" and r.get("status_samples")
+          and not r.get("array")]
     labels = ["%s\n%s" % (r["job"], r.get("policy") or "fifo") for r in dm]
     fg = [_f(r["clean_fg_run_s"]) if "clean_fg_run_s" in r else _f(r.get("clean_ms_fg")) / 1000
           for r in dm]
@@ -375,15 +381,100 @@ def damage(out, row):
     return {"file": rel, "run": row["run"], "what": "damaged blocks over time (%s)" % row["run"]}
 
 
+def _read_rebuild(path):
+    """rebuild.csv -> [(t, MiB/s over the sample before)] while md
+    reports progress."""
+    import csv
+    pts, prev = [], None
+    if not os.path.exists(path):
+        return pts
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            try:
+                t, done = float(r["t"]), int(r["done"])
+            except (KeyError, ValueError):
+                prev = None
+                continue
+            if prev and t > prev[0] and done >= prev[1]:
+                pts.append((t, (done - prev[1]) / 2048.0 / (t - prev[0])))
+            prev = (t, done)
+    return pts
+
+
+def rebuild(out, row):
+    """plots/ID-rebuild.png: the rebuild rate of an array run."""
+    rd = os.path.join(out, "runs", row["run"])
+    pts = _read_rebuild(os.path.join(rd, "rebuild.csv"))
+    if not pts:
+        return None
+    samples = read_status_csv(os.path.join(rd, "status.csv"))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
+    ax.step([p[0] for p in pts], [p[1] for p in pts], where="pre", color="tab:blue",
+            label="rebuild (md's progress)")
+    bw = _read_bw(os.path.join(rd, "bw.csv"))
+    if bw:
+        _plot_bw(ax, bw)
+    spans, src = _spans(rd, samples)
+    _shade(ax, spans, set())
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("seconds since the member failed")
+    ax.set_ylabel("MiB/s")
+    h2, l2 = [], []
+    if samples and samples[0].get("cache_total"):
+        ax2 = ax.twinx()
+        ax2.plot([s["t"] for s in samples],
+                 [100.0 * s["cache_used"] / s["cache_total"] for s in samples],
+                 color="tab:orange", lw=1, ls=":", label="replacement's cache used (%)")
+        ax2.set_ylim(0, 105)
+        ax2.set_ylabel("persistent cache used (%)")
+        h2, l2 = ax2.get_legend_handles_labels()
+    h, l_ = ax.get_legend_handles_labels()
+    ax.set_title("%s\n%s; replacement %s, rebuilt in %s s" % (
+        _title(row), row.get("array", ""), row.get("replacement", "?"), row.get("rebuild_s", "?")),
+        fontsize=10)
+    _legend_below(fig, h + h2, l_ + l2)
+    rel = os.path.join("plots", "%s-rebuild.png" % row["run"])
+    fig.savefig(os.path.join(out, rel), dpi=DPI)
+    plt.close(fig)
+    return {"file": rel, "run": row["run"], "what": "rebuild rate over time (%s)" % row["run"]}
+
+
+def rebuilds(out, rows):
+    """plots/rebuilds.png: rebuild time per array run."""
+    ar = [r for r in rows if r.get("rebuild_s") not in (None, "")]
+    if not ar:
+        return None
+    labels = ["%s\n%s -> %s" % (r["job"], r["device"], r.get("replacement", "?")) for r in ar]
+    x = list(range(len(ar)))
+    fig, ax = plt.subplots(figsize=(max(6, 2.2 * len(ar) + 2), 4.8))
+    ax.bar(x, [_f(r["rebuild_s"]) for r in ar], 0.5, color="tab:blue")
+    for i, r in enumerate(ar):
+        ax.text(i, _f(r["rebuild_s"]), "%.1f s\n%.1f MiB/s" % (_f(r["rebuild_s"]),
+                _f(r.get("rebuild_mibs"))), ha="center", va="bottom", fontsize=LEGEND_PT)
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, fontsize=LEGEND_PT)
+    ax.set_ylabel("seconds")
+    ax.set_title("rebuild time per run (member failed -> array whole)", fontsize=10)
+    fig.tight_layout()
+    rel = os.path.join("plots", "rebuilds.png")
+    fig.savefig(os.path.join(out, rel), dpi=DPI)
+    plt.close(fig)
+    return {"file": rel, "run": None, "what": "rebuild time per array run"}
+
+
 def draw_all(out, rows):
     os.makedirs(os.path.join(out, "plots"), exist_ok=True)
     figs = []
     for r in rows:
         figs.append(throughput(out, r))
         figs.append(latency(out, r))
-        if r.get("model") == "caveat":
+        if r.get("model") == "caveat" and not r.get("array"):
             figs.append(damage(out, r))
+        if r.get("array"):
+            figs.append(rebuild(out, r))
     figs.append(by_policy(out, rows))
+    figs.append(rebuilds(out, rows))
     figs += policies(out, rows)
     figs = [f for f in figs if f]
     by_run = {}

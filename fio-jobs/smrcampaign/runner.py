@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+from .array import ArraySetup
 from .devices import DeviceSetup, Sampler, find_tool, run_cmd
 from .fiorun import FioRunner, write_job_file
 from .matrix import JOB_KEYS, MatrixError, parse_size
@@ -24,9 +25,10 @@ def log(msg):
     sys.stdout.flush()
 
 
-class Campaign(DeviceSetup, FioRunner):
+class Campaign(DeviceSetup, ArraySetup, FioRunner):
     """Runs a matrix's runs one after another into out: the devices
-    through DeviceSetup (devices.py), fio through FioRunner (fiorun.py);
+    through DeviceSetup (devices.py), arrays of them through ArraySetup
+    (array.py), fio through FioRunner (fiorun.py);
     a row per run, then the plots and the summary (finish)."""
 
     def __init__(self, matrix, out, clients=(), smrctl=None, use_smrctl=True,
@@ -56,7 +58,7 @@ class Campaign(DeviceSetup, FioRunner):
         os.makedirs(rundir, exist_ok=True)
         o, model = run["dev"], run["dev"]["model"]
         row = {"run": rid, "job": run["job"], "device": run["device"], "model": model,
-               "jobfile": os.path.basename(run["file"]), "status": "ok", "error": ""}
+               "jobfile": os.path.basename(run["file"] or ""), "status": "ok", "error": ""}
         for k in ROW_DEVICE_KEYS:
             row[k] = o.get(k, "")
         row["varied"] = " ".join("%s=%s" % kv for kv in run["varied"].items())
@@ -65,6 +67,14 @@ class Campaign(DeviceSetup, FioRunner):
             run["index"], total, rid, run["job"], run["device"], model, " [%s]" % desc if desc else ""))
         name = mnt = sampler = smrd = None
         try:
+            if run.get("array"):
+                if self.clients:
+                    raise RuntimeError("with --client the runner cannot build arrays on the "
+                                       "remote boxes")
+                row["jobfile"] = os.path.basename(run["file"] or "") or "(rebuild only)"
+                row["created"] = "mdadm"
+                self.run_array(run, row, rundir)
+                return self.end_row(row, rundir)
             if self.clients and model not in ("file", "existing"):
                 raise RuntimeError("with --client the runner cannot create %s devices on the "
                                    "remote boxes: use model = file or existing there" % model)
@@ -146,6 +156,10 @@ class Campaign(DeviceSetup, FioRunner):
                     with open(os.path.join(rundir, "status.final"), "w") as f:
                         f.write(st + "\n")
                 self.remove(name)
+        return self.end_row(row, rundir)
+
+    def end_row(self, row, rundir):
+        """The run's figures from its files into its row; row.json."""
         row.update(analyse_run(rundir, row))
         if row.get("warning"):
             self.say("  warning: %s" % row["warning"])

@@ -320,6 +320,14 @@ def write_summary(out, name, rows, figures, elapsed, plotted=True, planned=None,
 
 def brief(row):
     parts = []
+    if row.get("rebuild_s") not in (None, ""):
+        parts.append("%s, replacement %s: rebuilt in %.1f s (%.1f MiB/s)" % (
+            row.get("array", "array"), row.get("replacement", "?"), row["rebuild_s"],
+            row.get("rebuild_mibs") or 0))
+        for k, fmt in (("repl_cache_used_pct", "replacement's cache %.0f%% used"),
+                       ("verify", "data %s"), ("mismatch_cnt", "mismatch_cnt %d")):
+            if row.get(k) not in (None, ""):
+                parts.append(fmt % row[k])
     if row.get("write_mibs") is not None and row.get("write_mib"):
         parts.append("wrote %.1f MiB at %.2f MiB/s" % (row["write_mib"], row["write_mibs"]))
     if row.get("read_mib"):

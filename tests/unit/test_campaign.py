@@ -251,7 +251,10 @@ IOSIZE = ${IOSIZE}
             m = matrix.Matrix(path, env={"BACKING": "/dev/sdz"})
             self.assertTrue(m.runs(), f)
             for r in m.runs():
-                if r["dev"]["model"] in model.DM_MODELS:
+                if r.get("array"):
+                    # an array's drives are carved from its backing
+                    self.assertEqual(r["array"]["backing"], "/dev/sdz", f)
+                elif r["dev"]["model"] in model.DM_MODELS:
                     self.assertEqual(r["dev"]["backing"], "/dev/sdz", f)
             # the disk to format is never a default: without BACKING
             # every shipped matrix is refused, saying what to set
@@ -294,7 +297,8 @@ class JobFileTest(unittest.TestCase):
     """Every shipped job file, as the runner writes it, parses in fio."""
 
     ENV = {"DEV": "/tmp/campaign-parse-test", "DIR": "/tmp", "RUNTIME": "1", "SIZE": "1M",
-           "IOSIZE": "1M", "BURST": "1M", "IDLE": "1", "MAXOPEN": "0", "NRFILES": "1"}
+           "IOSIZE": "1M", "BURST": "1M", "IDLE": "1", "MAXOPEN": "0", "NRFILES": "1",
+           "FG_OFFSET": "0", "FG_SIZE": "1048576"}
 
     def test_parse(self):
         d = tempfile.mkdtemp()

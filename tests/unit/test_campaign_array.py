@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests of the campaign runner's arrays (fio-jobs/smrcampaign,
+array.py; docs/campaigns.md, "Arrays"): the [array] section's parsing and
+refusals, its expansion into runs, the slices carved for its drives, the
+rebuild timeline and its plots. The arrays themselves are built in the VM
+(tests/test_md_01_array.sh).
+
+    /usr/bin/python3 -m unittest discover -s tests/unit -v
+"""
+
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "fio-jobs"))
+from smrcampaign import array, devices, matrix, summary  # noqa: E402
+
+try:
+    import matplotlib  # noqa: F401
+    HAVE_MPL = True
+except ImportError:
+    HAVE_MPL = False
+
+RAID5 = os.path.join(ROOT, "fio-jobs", "matrices", "raid5-rebuild.ini")
+
+BASE = """[device c]
+model = caveat
+size = 64M
+[device d]
+model = drive-managed
+size = 64M
+band = 4M
+[array a]
+level = 5
+members = c, c, c
+replacement = c, d
+backing = /dev/zz
+"""
+
+
+class ArrayMatrixTest(unittest.TestCase):
+    def matrix(self, text, env=None):
+        fd, path = tempfile.mkstemp(suffix=".ini")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        self.addCleanup(os.unlink, path)
+        return matrix.Matrix(path, env=env or {})
+
+    def test_raid5_matrix(self):
+        m = matrix.Matrix(RAID5, env={"BACKING": "/dev/ram0"})
+        runs = m.runs()
+        # two jobs (idle, busy) x two replacements (cmr, smr)
+        self.assertEqual([(r["job"], r["array"]["replacement"]) for r in runs],
+                         [("idle", "cmr"), ("idle", "smr"), ("busy", "cmr"), ("busy", "smr")])
+        r = runs[1]
+        self.assertEqual(r["array"]["members"], ["cmr"] * 4)
+        self.assertEqual(r["array"]["level"], "5")
+        self.assertEqual(r["dev"]["profile"], "st8000as0002")
+        self.assertEqual(r["dev"]["model"], "drive-managed")
+        self.assertEqual([d["profile"] for d in r["member_devs"]], ["cmr-7k500"] * 4)
+        self.assertIsNone(r["file"])
+        self.assertTrue(runs[2]["file"].endswith("md-foreground.fio"))
+        self.assertEqual(runs[2]["jobopts"]["RUNTIME"], "30")
+        self.assertEqual(r["varied"], {"replacement": "smr"})
+        self.assertEqual(r["id"], "02-idle-r5-replacement=smr")
+
+    def test_backing_must_be_named(self):
+        # the array's backing is formatted: never from a default
+        self.assertRaises(matrix.MatrixError, matrix.Matrix, RAID5, env={})
+
+    def test_carved_drives_need_no_backing(self):
+        m = self.matrix(BASE + "[job j]\ndevices = a\n")
+        self.assertEqual(len(m.runs()), 2)
+        # ... but a drive of no array's still does
+        self.assertRaises(matrix.MatrixError, self.matrix,
+                          BASE + "[device e]\nmodel = caveat\nsize = 1M\n[job j]\ndevices = a\n")
+        # and a job on a lone drive without backing is refused
+        m = self.matrix(BASE + "[job j]\nfile = md-foreground.fio\ndevices = c\n")
+        self.assertRaises(matrix.MatrixError, m.runs)
+
+    def test_refusals(self):
+        E = matrix.MatrixError
+        job = "[job j]\ndevices = a\n"
+        bad = {
+            "level 7": BASE.replace("level = 5", "level = 7"),
+            "RAID 6 of 3": BASE.replace("level = 5", "level = 6"),
+            "unknown member": BASE.replace("members = c, c, c", "members = c, c, x"),
+            "unknown key": BASE + "stripes = 2\n",
+            "fail out of range": BASE + "fail = 4\n",
+            "fail not a number": BASE + "fail = c\n",
+            "sync": BASE + "sync = fast\n",
+            "check": BASE + "check = yes\n",
+            "fill": BASE + "fill = 120%\n",
+            "chunk": BASE + "chunk = big\n",
+            "several values on a member": BASE.replace("size = 64M\n[device d]",
+                                                       "size = 64M, 128M\n[device d]"),
+            "member not emulated": BASE.replace("model = caveat", "model = file\npath = /x"),
+            "no size to carve": BASE.replace("model = caveat\nsize = 64M", "model = caveat"),
+            "no members": BASE.replace("members = c, c, c\n", ""),
+            "one backing, two drives": BASE.replace("model = caveat\nsize", "model = caveat\nbacking = /b\nsize"),
+            "same name as a device": BASE.replace("[array a]", "[array c]") + "[job j]\ndevices = c\n",
+        }
+        for what, text in bad.items():
+            with self.subTest(what):
+                self.assertRaises(E, self.matrix, text + ("" if "[job" in text else job))
+        # a job on an array may go without a job file; on a drive, not
+        self.assertRaises(E, self.matrix, BASE.replace("backing = /dev/zz", "") +
+                          "[device e]\nmodel = caveat\nbacking = /x\n[job j]\ndevices = e\n")
+
+    def test_axes(self):
+        m = self.matrix(BASE.replace("level = 5", "level = 5, 1") + "[job j]\ndevices = a\n")
+        runs = m.runs()
+        self.assertEqual(len(runs), 4)
+        self.assertEqual({(r["array"]["level"], r["array"]["replacement"]) for r in runs},
+                         {("5", "c"), ("5", "d"), ("1", "c"), ("1", "d")})
+
+
+class OnDamagedReadTest(unittest.TestCase):
+    """A caveat drive that reads what it was never sent (zeros), as md
+    does when it builds an array: the device key reaches the table line
+    and smrctl."""
+
+    def test_table_and_smrctl(self):
+        o = {"size": "64M", "did": "0", "dnor": "0", "on_damaged_read": "zero",
+             "backing": "/dev/vdc"}
+        self.assertEqual(devices.dm_table("caveat", "/dev/vdc", o),
+                         "0 131072 caveat /dev/vdc 0 0 3 on_damaged_read zero format")
+        a = devices.smrctl_create_args("x", "caveat", o)
+        self.assertEqual(a[a.index("--on-damaged-read") + 1], "zero")
+        self.assertIn("on_damaged_read", matrix.DEVICE_KEYS)
+
+    def test_cmr_profile_reads_zeros(self):
+        with open(os.path.join(ROOT, "userspace", "profiles", "cmr-7k500.profile")) as f:
+            keys = dict((k.strip(), v.split("#")[0].strip()) for k, v in
+                        (line.split("=", 1) for line in f
+                         if "=" in line and not line.lstrip().startswith("#")))
+        self.assertEqual(keys.get("on_damaged_read"), "zero")
+
+
+class ArrayPartsTest(unittest.TestCase):
+    def test_slice_sectors(self):
+        # drive-managed: the drive, a sixteenth more, and 64 MiB
+        dm = {"model": "drive-managed"}
+        self.assertEqual(array.slice_sectors(dict(dm, size="1G")), 2097152 + 131072 + 131072)
+        self.assertEqual(array.slice_sectors(dict(dm, size="64M")), 131072 + 8192 + 131072)
+        # the others: a sixty-fourth more and 4 MiB
+        self.assertEqual(array.slice_sectors({"model": "caveat", "size": "64M"}),
+                         131072 + 2048 + 8192)
+
+    def rebuild_csv(self, rows):
+        d = tempfile.mkdtemp()
+        p = os.path.join(d, "rebuild.csv")
+        with open(p, "w") as f:
+            f.write("t,action,done,total,speed_kibs,degraded\n")
+            for r in rows:
+                f.write(",".join(str(x) for x in r) + "\n")
+        return d, p
+
+    def test_rebuild_rate(self):
+        if not HAVE_MPL:
+            self.skipTest("matplotlib missing")
+        from smrcampaign import plots
+        d, p = self.rebuild_csv([(0.0, "idle", "", "", "", 1), (1.0, "recover", 0, 4096, "", 1),
+                                 (2.0, "recover", 2048, 4096, 1024, 1),
+                                 (4.0, "recover", 4096, 4096, 1024, 1),
+                                 (5.0, "idle", "", "", "", 0)])
+        # MiB/s over each sample with progress before it
+        self.assertEqual(plots._read_rebuild(p), [(2.0, 1.0), (4.0, 0.5)])
+
+    def test_plots(self):
+        if not HAVE_MPL:
+            self.skipTest("matplotlib missing")
+        from smrcampaign import plots
+        out = tempfile.mkdtemp()
+        rows = []
+        for i, (repl, t) in enumerate((("cmr", 4.0), ("smr", 6.0)), 1):
+            rid = "%02d-idle-r5-replacement=%s" % (i, repl)
+            rd = os.path.join(out, "runs", rid)
+            os.makedirs(rd)
+            with open(os.path.join(rd, "rebuild.csv"), "w") as f:
+                f.write("t,action,done,total,speed_kibs,degraded\n")
+                for k in range(int(t) + 1):
+                    f.write("%d,recover,%d,8192,1024,1\n" % (k, k * 8192 // int(t)))
+            rows.append({"run": rid, "job": "idle", "device": "r5", "model": "caveat",
+                         "array": "RAID 5 of 4: cmr-7k500", "replacement": repl,
+                         "rebuild_s": t, "rebuild_mibs": 4.0 / t})
+        figs = plots.draw_all(out, rows)
+        files = sorted(f["file"] for f in figs)
+        self.assertEqual(files, ["plots/01-idle-r5-replacement=cmr-rebuild.png",
+                                 "plots/02-idle-r5-replacement=smr-rebuild.png",
+                                 "plots/rebuilds.png"])
+        for f in files:
+            with open(os.path.join(out, f), "rb") as fh:
+                self.assertEqual(fh.read(4)[1:], b"PNG")
+        self.assertEqual(rows[0]["plots"], "plots/01-idle-r5-replacement=cmr-rebuild.png")
+
+    def test_brief(self):
+        row = {"array": "RAID 5 of 4: cmr-7k500", "replacement": "smr", "rebuild_s": 12.34,
+               "rebuild_mibs": 83.0, "verify": "ok", "mismatch_cnt": 0,
+               "repl_cache_used_pct": 12.0}
+        b = summary.brief(row)
+        self.assertIn("replacement smr: rebuilt in 12.3 s (83.0 MiB/s)", b)
+        self.assertIn("data ok", b)
+        self.assertIn("mismatch_cnt 0", b)
+        self.assertIn("cache 12% used", b)
+
+
+if __name__ == "__main__":
+    unittest.main()
