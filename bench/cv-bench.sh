@@ -105,13 +105,25 @@ bench_pair() {
 		fresh=${4:-}
 		: > "$T_WORK/cav"; : > "$T_WORK/wc"
 		for ((r = 0; r < ROUNDS; r++)); do
+			# (a table that did not load leaves the other one live:
+			# its figure would be filed under the wrong name)
 			if [ $((r % 2)) = 0 ]; then
 				l=$(fio_bw /dev/mapper/cvb_lin "$1" "$2" "$3")
-				on_cav "$fresh"; c=$(cav_run "$1" "$2" "$3")
-				x=; [ $wc = 1 ] && { on_cav "$fresh" write_cache 1024; x=$(cav_run "$1" "$2" "$3"); }
+				on_cav "$fresh" || bail "cannot load caveat"
+				c=$(cav_run "$1" "$2" "$3")
+				x=
+				if [ $wc = 1 ]; then
+					on_cav "$fresh" write_cache 1024 || bail "cannot load caveat with write_cache"
+					x=$(cav_run "$1" "$2" "$3")
+				fi
 			else
-				x=; [ $wc = 1 ] && { on_cav "$fresh" write_cache 1024; x=$(cav_run "$1" "$2" "$3"); }
-				on_cav "$fresh"; c=$(cav_run "$1" "$2" "$3")
+				x=
+				if [ $wc = 1 ]; then
+					on_cav "$fresh" write_cache 1024 || bail "cannot load caveat with write_cache"
+					x=$(cav_run "$1" "$2" "$3")
+				fi
+				on_cav "$fresh" || bail "cannot load caveat"
+				c=$(cav_run "$1" "$2" "$3")
 				l=$(fio_bw /dev/mapper/cvb_lin "$1" "$2" "$3")
 			fi
 			echo "$l $c" >> "$T_WORK/cav"

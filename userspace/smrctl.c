@@ -651,7 +651,7 @@ static int cmd_create(int argc, char **argv)
 		case O_UNSH: g.unshingled = int_arg("--unshingled", a); break;
 		case O_ODR:
 			if (parse_on_damaged_read(a, &g.on_damaged_read))
-				die("--on-damaged-read takes error or zero, not '%s'", a);
+				usage_die("--on-damaged-read takes error or zero, not '%s'", a);
 			break;
 		case O_FORMAT: g.format = 1; break;
 		case O_WCACHE: g.write_cache_mib = int_arg("--write-cache", a); break;

@@ -14,8 +14,8 @@ as the backing is faster than the drives together (docs/timing.md,
 "Limits": model_lag_ms in a drive's status says when it is not).
 """
 
-import csv
 import os
+import shutil
 import threading
 import time
 
@@ -112,14 +112,17 @@ class ArraySetup:
             f.write("".join("%s\n" % p for p in paths))
         return paths[:-1], paths[-1]
 
-    def make_drive(self, o, name, backing, rundir):
-        """Create one drive, and make sure md has no claim on it."""
+    def make_drive(self, o, name, backing, rundir, made):
+        """Create one drive (its name appended to made, for the removal
+        at the end, before anything else can fail), and make sure md has
+        no claim on it. Returns its path."""
         d = os.path.join(rundir, "drives", name)
         os.makedirs(d, exist_ok=True)
         pseudo = {"dev": dict(o, backing=backing, name=name), "device": name}
-        made, path, how = self.create(pseudo, d)
+        n, path, how = self.create(pseudo, d)
+        made.append(n)
         self.unclaim(path)
-        return made, path
+        return path
 
     def unclaim(self, path):
         """A drive formatted over a backing an earlier array used may
@@ -142,9 +145,10 @@ class ArraySetup:
         return [h for h in sorted(os.listdir(hold)) if h.startswith("md")] \
             if os.path.isdir(hold) else []
 
-    def wait_sync(self, md, what, timeout, t0=None):
+    def wait_sync(self, md, what, timeout, t0=None, stop=None):
         """Wait until md's sync action is idle; progress every progress_s.
-        Returns the seconds waited, or None after timeout."""
+        Returns the seconds waited, or None after timeout or once the
+        event stop is set."""
         t0 = t0 or time.time()
         said = time.time()
         idle = None
@@ -161,7 +165,7 @@ class ArraySetup:
                 idle = now
             else:
                 idle = None
-            if time.time() - t0 > timeout:
+            if time.time() - t0 > timeout or (stop and stop.is_set()):
                 return None
             if self.progress_s and time.time() - said >= self.progress_s:
                 said = time.time()
@@ -178,14 +182,15 @@ class ArraySetup:
         timeout = float(run["jobopts"].get("timeout", self.m.campaign.get("timeout", 3600)))
         made = []               # dm devices to remove, in creation order
         md = mdpath = None
-        sampler = mds = None
+        sampler = mds = waiter = None
+        stop = threading.Event()
+        if not shutil.which("mdadm"):
+            raise RuntimeError("mdadm is not installed (apt-get install mdadm)")
         try:
             paths, rpath = self.carve(run, base, rundir, made)
             drives = []
             for o, name, p in zip(run["member_devs"], names, paths):
-                n, path = self.make_drive(o, name, p, rundir)
-                made.append(n)
-                drives.append(path)
+                drives.append(self.make_drive(o, name, p, rundir, made))
             self.say("  %d drives: %s" % (len(drives), ", ".join(
                 "%s (%s)" % (n, o.get("profile") or o["model"]) for n, o in zip(names, run["member_devs"]))))
             mdpath = "/dev/md/" + base
@@ -217,7 +222,9 @@ class ArraySetup:
             fill_b = size * fill // 100 // (1 << 20) << 20
             vjob = ["--name=fill", "--filename=" + mdpath, "--rw=write", "--bs=1M",
                     "--direct=1", "--ioengine=libaio", "--iodepth=4", "--size=%d" % fill_b,
-                    "--verify=crc32c", "--verify_state_save=0"]
+                    "--verify=crc32c", "--verify_state_save=0",
+                    # one process: a timeout's kill leaves no job writing on
+                    "--thread"]
             if fill_b:
                 t = time.time()
                 run_cmd(["fio"] + vjob + ["--do_verify=0"], "fio (fill)", timeout=timeout)
@@ -232,8 +239,7 @@ class ArraySetup:
             run_cmd(["mdadm", mdpath, "--fail", drives[k]], "mdadm --fail")
             run_cmd(["mdadm", mdpath, "--remove", drives[k]], "mdadm --remove")
             rname = base + "_new"
-            n, rdev = self.make_drive(run["dev"], rname, rpath, rundir)
-            made.append(n)
+            rdev = self.make_drive(run["dev"], rname, rpath, rundir, made)
             with open(os.path.join(rundir, "table.txt"), "w") as f:
                 f.write(run_cmd(["dmsetup", "table", rname], "dmsetup table").stdout)
             sampler = Sampler(rname, os.path.join(rundir, "status.csv"), t0, self.sample_s)
@@ -256,7 +262,7 @@ class ArraySetup:
                 write_job_file(run["file"], os.path.join(rundir, "job.fio"), dict(os.environ, **env))
             done = {}
             waiter = threading.Thread(target=lambda: done.update(
-                s=self.wait_sync(md, "rebuild", timeout, t_add)), daemon=True)
+                s=self.wait_sync(md, "rebuild", timeout, t_add, stop)), daemon=True)
             waiter.start()
             if run.get("file"):
                 row.update(self.run_fio(run, rundir, os.path.join(rundir, "job.fio"), t0,
@@ -300,26 +306,45 @@ class ArraySetup:
             row["end_s"] = round(time.time() - t0, 3)
             return rname
         finally:
+            stop.set()
+            if waiter:
+                waiter.join(5)
             for s in (sampler, mds):
                 if s:
                     s.stop()
-            if mdpath and os.path.exists(mdpath):
-                run_cmd(["mdadm", "--stop", mdpath], "mdadm --stop", check=False)
-            run_cmd(["udevadm", "settle"], "udevadm settle", check=False)
-            # No md superblock may outlive the run: udev's incremental
-            # assembly (mdadm's rules) would take the drives of a later
-            # run over the same backing before its mdadm --create.
-            for n in made:
-                if not n.startswith(base + "_s"):
-                    # (an array udev assembled from a drive, in a run that
-                    # failed before unclaim(), holds it: stop that too)
-                    for h in self.md_holders("/dev/mapper/" + n):
-                        run_cmd(["mdadm", "--stop", "/dev/" + h], "mdadm --stop", check=False)
-                    run_cmd(["mdadm", "--zero-superblock", "/dev/mapper/" + n],
-                            "mdadm --zero-superblock", check=False)
-            for n in reversed(made):
-                st = run_cmd(["dmsetup", "status", n], "dmsetup status", check=False).stdout.strip()
-                if st and n == base + "_new":
-                    with open(os.path.join(rundir, "status.final"), "w") as f:
-                        f.write(st + "\n")
+            self.teardown(base, mdpath, made, rundir)
+
+    def teardown(self, base, mdpath, made, rundir):
+        """Stop the array, zero the drives' md superblocks, keep the
+        replacement's last status, remove the drives and slices. Every
+        step is tried whatever the one before did."""
+        def attempt(args, what):
+            try:
+                return run_cmd(args, what, check=False)
+            except RuntimeError as e:      # not started, or timed out
+                self.say("  %s: %s" % (what, e))
+                return None
+        if mdpath and os.path.exists(mdpath):
+            attempt(["mdadm", "--stop", mdpath], "mdadm --stop")
+        attempt(["udevadm", "settle"], "udevadm settle")
+        # No md superblock may outlive the run: udev's incremental
+        # assembly (mdadm's rules) would take the drives of a later run
+        # over the same backing before its mdadm --create.
+        for n in made:
+            if not n.startswith(base + "_s"):
+                # (an array udev assembled from a drive, in a run that
+                # failed before unclaim(), holds it: stop that too)
+                for h in self.md_holders("/dev/mapper/" + n):
+                    attempt(["mdadm", "--stop", "/dev/" + h], "mdadm --stop")
+                attempt(["mdadm", "--zero-superblock", "/dev/mapper/" + n],
+                        "mdadm --zero-superblock")
+        for n in reversed(made):
+            p = attempt(["dmsetup", "status", n], "dmsetup status")
+            st = p.stdout.strip() if p else ""
+            if st and n == base + "_new":
+                with open(os.path.join(rundir, "status.final"), "w") as f:
+                    f.write(st + "\n")
+            try:
                 self.remove(n)
+            except RuntimeError as e:
+                self.say("  removing %s: %s" % (n, e))

@@ -186,6 +186,11 @@ class Matrix:
             if "file" not in job and not all(d in self.arrays for d in devs):
                 raise MatrixError("[job %s]: needs 'file' (a fio job file; only a job on arrays "
                                   "may go without: the rebuild alone)" % jname)
+            for d in devs:
+                if "file" in job and d in self.arrays and \
+                        "100%" in split_values(self.arrays[d].get("fill", "")):
+                    raise MatrixError("[job %s]: array %s has fill = 100%%: no room is left "
+                                      "for the job's foreground writes" % (jname, d))
         self.name = self.campaign.get("name", os.path.splitext(os.path.basename(path))[0])
 
     def check_array(self, aname, a):
@@ -223,6 +228,20 @@ class Matrix:
             if "backing" not in dev and "size" not in dev:
                 raise MatrixError("[%s]: device %s needs 'size' to be carved from the array's "
                                   "backing" % (sec, d))
+        for k in ARRAY_KEYS - {"members", "replacement", "level"}:
+            if k in a and not split_values(a[k]):
+                raise MatrixError("[%s]: %s has no value" % (sec, k))
+        # Two drives on one backing device would format each other.
+        for r in split_values(a["replacement"]):
+            own = [self.devices[d]["backing"] for d in members + [r]
+                   if "backing" in self.devices[d]]
+            if a.get("backing"):
+                own.append(a["backing"])
+            dup = sorted({b for b in own if own.count(b) > 1})
+            if dup:
+                raise MatrixError("[%s]: %s would hold two drives (replacement %s): give each "
+                                  "drive its own backing, or leave 'backing' out of the drives "
+                                  "to carve them from the array's" % (sec, dup[0], r))
         for f in split_values(a.get("fail", "")):
             if not (f.isdigit() and 1 <= int(f) <= len(members)):
                 raise MatrixError("[%s]: fail = %s: the member to fail, 1 to %d" %
@@ -234,9 +253,17 @@ class Matrix:
         for k in ("chunk", "speed_min", "speed_max"):
             for v in split_values(a.get(k, "")):
                 try:
-                    parse_size(v)
+                    n = parse_size(v)
                 except ValueError as e:
                     raise MatrixError("[%s]: %s: %s" % (sec, k, e))
+                if k == "chunk" and (n < 4096 or n & (n - 1)):
+                    raise MatrixError("[%s]: chunk = %s: md takes a power of two from 4K" % (sec, v))
+                if k != "chunk" and n < 1024:
+                    raise MatrixError("[%s]: %s = %s: md counts KiB per second, give 1K "
+                                      "at least" % (sec, k, v))
+        lo, hi = split_values(a.get("speed_min", "")), split_values(a.get("speed_max", ""))
+        if lo and hi and max(parse_size(v) for v in lo) > min(parse_size(v) for v in hi):
+            raise MatrixError("[%s]: speed_min is above speed_max" % sec)
         for v in split_values(a.get("fill", "")):
             if not re.fullmatch(r"(100|[1-9]?[0-9])%", v):
                 raise MatrixError("[%s]: fill = %s: a share of the array, 0%% to 100%%" % (sec, v))

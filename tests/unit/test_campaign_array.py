@@ -100,14 +100,28 @@ class ArrayMatrixTest(unittest.TestCase):
             "no size to carve": BASE.replace("model = caveat\nsize = 64M", "model = caveat"),
             "no members": BASE.replace("members = c, c, c\n", ""),
             "one backing, two drives": BASE.replace("model = caveat\nsize", "model = caveat\nbacking = /b\nsize"),
+            "a drive on the array's backing": BASE.replace(
+                "model = caveat\nsize", "model = caveat\nbacking = /dev/zz\nsize").replace(
+                "members = c, c, c", "members = c, d, d"),
+            "replacement on a member's backing": BASE.replace(
+                "model = caveat\nsize", "model = caveat\nbacking = /b\nsize").replace(
+                "members = c, c, c", "members = c, d, d").replace("replacement = c, d", "replacement = d, c"),
+            "chunk not a power of two": BASE + "chunk = 3K\n",
+            "chunk under 4K": BASE + "chunk = 1000\n",
+            "empty fill": BASE + "fill =\n",
+            "empty check": BASE + "check =\n",
+            "speed under 1K": BASE + "speed_min = 100\n",
+            "speed_min above speed_max": BASE + "speed_min = 10M\nspeed_max = 1M\n",
+            "fill 100% with a job file": BASE + "fill = 100%\n[job j]\ndevices = a\nfile = md-foreground.fio\n",
             "same name as a device": BASE.replace("[array a]", "[array c]") + "[job j]\ndevices = c\n",
         }
         for what, text in bad.items():
             with self.subTest(what):
                 self.assertRaises(E, self.matrix, text + ("" if "[job" in text else job))
         # a job on an array may go without a job file; on a drive, not
-        self.assertRaises(E, self.matrix, BASE.replace("backing = /dev/zz", "") +
-                          "[device e]\nmodel = caveat\nbacking = /x\n[job j]\ndevices = e\n")
+        with self.assertRaises(E) as cm:
+            self.matrix(BASE + "[device e]\nmodel = caveat\nbacking = /x\n[job j]\ndevices = e\n")
+        self.assertIn("needs 'file'", str(cm.exception))
 
     def test_axes(self):
         m = self.matrix(BASE.replace("level = 5", "level = 5, 1") + "[job j]\ndevices = a\n")
