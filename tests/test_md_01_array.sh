@@ -18,7 +18,11 @@
 #     modelled drives' time (no less than the data over the modelled
 #     media rate), and each drive its own: reading one and writing the
 #     other at once is faster than one actuator doing both.
-#  3. Nothing is left behind: no md array, no dm device of the runs.
+#  3. Nothing is left behind: no md array, no loop device, no dm device
+#     of the runs.
+# The RAID 5 drives sit behind loop devices (queue = loop, the default:
+# a request queue merges md's 4 KiB stripe bios, as a disk's does); the
+# RAID 1 ones do not (queue = none).
 . "$(dirname "$0")/common.sh"
 _prep_test "md arrays of emulated drives: fail, rebuild, check"
 require_cmd fio dmsetup python3 jq mdadm
@@ -104,6 +108,7 @@ for i in 0 1 2; do
 	check "$r: the replacement's status was sampled" test -s "$T_WORK/r5/runs/$r/status.csv"
 	check "$r: the replacement's final status was kept" test -s "$T_WORK/r5/runs/$r/status.final"
 	check "$r: the array named its drives" jq -e ".runs[$i].array | startswith(\"RAID 5 of 3\")" "$S"
+	assert_eq "$r: each drive behind a request queue (a loop device)" loop "$(row r5 $i .queue)"
 done
 assert_eq "r5: replacement models" "caveat drive-managed drive-managed" \
 	"$(jq -r '[.runs[].model] | join(" ")' "$S")"
@@ -145,6 +150,8 @@ backing = $nb
 fill = 0%
 check = off
 speed_max = 1G
+; md straight on the drives: their own queue of bios
+queue = none
 
 [job idle]
 devices = r1
@@ -167,6 +174,7 @@ check "r1: each drive its own actuator (reading one, writing the other: $t s < 1
 
 # ----------------------------------------------- 3. nothing left ---
 assert_eq "no md array left" "" "$(ls /dev/md/ 2> /dev/null | grep cmp_)"
+assert_eq "no loop device over a drive left" "" "$(losetup -l -n -O BACK-FILE 2> /dev/null | grep cmp_)"
 assert_eq "no dm device of the runs left" "" "$(dmsetup ls 2> /dev/null | grep -o '^cmp_[^ 	]*')"
 cp -r "$T_WORK/r5" "$T_WORK/r1" "$SMR_STATE/" 2> /dev/null
 dmesg_check

@@ -112,17 +112,50 @@ class ArraySetup:
             f.write("".join("%s\n" % p for p in paths))
         return paths[:-1], paths[-1]
 
-    def make_drive(self, o, name, backing, rundir, made):
+    def make_drive(self, o, name, backing, rundir, made, loops=None):
         """Create one drive (its name appended to made, for the removal
         at the end, before anything else can fail), and make sure md has
-        no claim on it. Returns its path."""
+        no claim on it. With loops (a list): behind a request queue
+        (queue_in_front), the loop device appended to it. Returns the
+        path md is to use."""
         d = os.path.join(rundir, "drives", name)
         os.makedirs(d, exist_ok=True)
         pseudo = {"dev": dict(o, backing=backing, name=name), "device": name}
         n, path, how = self.create(pseudo, d)
         made.append(n)
         self.unclaim(path)
+        if loops is not None:
+            path = self.queue_in_front(path, loops)
         return path
+
+    def queue_in_front(self, path, loops):
+        """A request queue in front of a drive, as a real disk has one:
+        a loop device with direct I/O and 4 KiB sectors, scheduler
+        mq-deadline. md's RAID 5 sends its members a 4 KiB bio per stripe;
+        a disk's queue merges and sorts them into large commands before
+        the drive sees them, and the drive (its timing model, its
+        sequential-write detection) should see what a disk would. The
+        loop device passes each request on as one bio."""
+        run_cmd(["modprobe", "loop"], "modprobe loop", check=False)
+        lo = run_cmd(["losetup", "--find", "--show", "--direct-io=on", "--sector-size", "4096",
+                      path], "losetup").stdout.strip()
+        loops.append(lo)
+        q = "/sys/block/%s/queue/scheduler" % os.path.basename(lo)
+        try:
+            with open(q, "w") as f:
+                f.write("mq-deadline")
+        except OSError as e:
+            self.say("  %s: no mq-deadline (%s): the queue merges, does not sort" % (lo, e))
+        dio = "/sys/block/%s/loop/dio" % os.path.basename(lo)
+        try:
+            with open(dio) as f:
+                if f.read().strip() != "1":
+                    raise RuntimeError("%s over %s does not do direct I/O: its page cache "
+                                       "would stand between md and the drive" % (lo, path))
+        except OSError:
+            pass
+        self.unclaim(lo)
+        return lo
 
     def unclaim(self, path):
         """A drive formatted over a backing an earlier array used may
@@ -181,6 +214,8 @@ class ArraySetup:
         level = a["level"]
         timeout = float(run["jobopts"].get("timeout", self.m.campaign.get("timeout", 3600)))
         made = []               # dm devices to remove, in creation order
+        # loop devices in front of the drives (queue = loop), or None
+        loops = [] if a.get("queue", "loop") == "loop" else None
         md = mdpath = None
         sampler = mds = waiter = None
         stop = threading.Event()
@@ -190,7 +225,7 @@ class ArraySetup:
             paths, rpath = self.carve(run, base, rundir, made)
             drives = []
             for o, name, p in zip(run["member_devs"], names, paths):
-                drives.append(self.make_drive(o, name, p, rundir, made))
+                drives.append(self.make_drive(o, name, p, rundir, made, loops))
             self.say("  %d drives: %s" % (len(drives), ", ".join(
                 "%s (%s)" % (n, o.get("profile") or o["model"]) for n, o in zip(names, run["member_devs"]))))
             mdpath = "/dev/md/" + base
@@ -208,6 +243,7 @@ class ArraySetup:
             row["array"] = "RAID %s of %d: %s" % (level, len(drives), ", ".join(
                 o.get("profile") or o["model"] for o in run["member_devs"]))
             row["replacement"] = a["replacement"]
+            row["queue"] = "loop" if loops is not None else "none"
             w = self.wait_sync(md, "initial sync", timeout)
             if w is None:
                 raise RuntimeError("the array's initial sync took longer than %d s" % timeout)
@@ -239,7 +275,7 @@ class ArraySetup:
             run_cmd(["mdadm", mdpath, "--fail", drives[k]], "mdadm --fail")
             run_cmd(["mdadm", mdpath, "--remove", drives[k]], "mdadm --remove")
             rname = base + "_new"
-            rdev = self.make_drive(run["dev"], rname, rpath, rundir, made)
+            rdev = self.make_drive(run["dev"], rname, rpath, rundir, made, loops)
             with open(os.path.join(rundir, "table.txt"), "w") as f:
                 f.write(run_cmd(["dmsetup", "table", rname], "dmsetup table").stdout)
             sampler = Sampler(rname, os.path.join(rundir, "status.csv"), t0, self.sample_s)
@@ -312,9 +348,9 @@ class ArraySetup:
             for s in (sampler, mds):
                 if s:
                     s.stop()
-            self.teardown(base, mdpath, made, rundir)
+            self.teardown(base, mdpath, made, rundir, loops or [])
 
-    def teardown(self, base, mdpath, made, rundir):
+    def teardown(self, base, mdpath, made, rundir, loops):
         """Stop the array, zero the drives' md superblocks, keep the
         replacement's last status, remove the drives and slices. Every
         step is tried whatever the one before did."""
@@ -327,6 +363,10 @@ class ArraySetup:
         if mdpath and os.path.exists(mdpath):
             attempt(["mdadm", "--stop", mdpath], "mdadm --stop")
         attempt(["udevadm", "settle"], "udevadm settle")
+        for lo in loops:
+            for h in self.md_holders(lo):
+                attempt(["mdadm", "--stop", "/dev/" + h], "mdadm --stop")
+            attempt(["losetup", "-d", lo], "losetup -d")
         # No md superblock may outlive the run: udev's incremental
         # assembly (mdadm's rules) would take the drives of a later run
         # over the same backing before its mdadm --create.

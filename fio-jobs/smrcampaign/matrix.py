@@ -95,7 +95,7 @@ JOB_KEYS = {"file", "devices", "description", "timeout", "wait_clean"}
 # Array keys (docs/campaigns.md, "Arrays"). members is a list, not an
 # axis; the others' comma-separated values are axes, as a device's are.
 ARRAY_KEYS = {"level", "members", "replacement", "fail", "chunk", "backing", "sync",
-              "fill", "check", "speed_min", "speed_max", "name"}
+              "fill", "check", "speed_min", "speed_max", "queue", "name"}
 ARRAY_LEVELS = {"1": 2, "5": 3, "6": 4, "10": 2}   # level -> fewest members
 
 
@@ -246,7 +246,8 @@ class Matrix:
             if not (f.isdigit() and 1 <= int(f) <= len(members)):
                 raise MatrixError("[%s]: fail = %s: the member to fail, 1 to %d" %
                                   (sec, f, len(members)))
-        for k, ok in (("sync", ("resync", "assume-clean")), ("check", ("on", "off"))):
+        for k, ok in (("sync", ("resync", "assume-clean")), ("check", ("on", "off")),
+                      ("queue", ("loop", "none"))):
             for v in split_values(a.get(k, "")):
                 if v not in ok:
                     raise MatrixError("[%s]: %s = %s: use %s" % (sec, k, v, " or ".join(ok)))

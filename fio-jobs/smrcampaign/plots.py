@@ -23,9 +23,9 @@ status.csv, events.json) and the summary rows:
   amplification per run, labelled by job and policy;
 - plots/ID-damage.png for every caveat run with a status timeline:
   blocks damaged, live blocks damaged and valid blocks over time;
-- plots/ID-rebuild.png for every array run: md's rebuild rate over time
-  (from its progress, runs/ID/rebuild.csv) with the replacement drive's
-  cache occupancy (drive-managed) and its cleaning shaded;
+- plots/ID-rebuild.png for every array run: md's rebuild progress over
+  time (runs/ID/rebuild.csv) with the replacement drive's cache
+  occupancy (drive-managed) and its cleaning shaded;
 - plots/rebuilds.png when there are array runs: rebuild time per run,
   labelled by array and replacement.
 
@@ -384,42 +384,47 @@ def damage(out, row):
 def _read_rebuild(path):
     """rebuild.csv -> [(t, MiB/s over the sample before)] while md
     reports progress."""
-    import csv
     pts, prev = [], None
+    for t, done in _read_progress(path):
+        if prev and t > prev[0] and done >= prev[1]:
+            pts.append((t, (done - prev[1]) / 2048.0 / (t - prev[0])))
+        prev = (t, done)
+    return pts
+
+
+def _read_progress(path):
+    """rebuild.csv -> [(t, sectors done)] while md reports progress (md
+    moves sync_completed on in steps, so a rate per sample is spiky: the
+    plot shows the progress itself)."""
+    import csv
+    pts = []
     if not os.path.exists(path):
         return pts
     with open(path) as f:
         for r in csv.DictReader(f):
             try:
-                t, done = float(r["t"]), int(r["done"])
+                pts.append((float(r["t"]), int(r["done"])))
             except (KeyError, ValueError):
-                prev = None
                 continue
-            if prev and t > prev[0] and done >= prev[1]:
-                pts.append((t, (done - prev[1]) / 2048.0 / (t - prev[0])))
-            prev = (t, done)
     return pts
 
 
 def rebuild(out, row):
     """plots/ID-rebuild.png: the rebuild rate of an array run."""
     rd = os.path.join(out, "runs", row["run"])
-    pts = _read_rebuild(os.path.join(rd, "rebuild.csv"))
+    pts = _read_progress(os.path.join(rd, "rebuild.csv"))
     if not pts:
         return None
     samples = read_status_csv(os.path.join(rd, "status.csv"))
     fig, ax = plt.subplots(figsize=(10, 4.8))
-    ax.step([p[0] for p in pts], [p[1] for p in pts], where="pre", color="tab:blue",
-            label="rebuild (md's progress)")
-    bw = _read_bw(os.path.join(rd, "bw.csv"))
-    if bw:
-        _plot_bw(ax, bw)
+    ax.step([p[0] for p in pts], [p[1] / 2048.0 for p in pts], where="post", color="tab:blue",
+            label="rebuilt (MiB, md's sync_completed)")
     spans, src = _spans(rd, samples)
     _shade(ax, spans, set())
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("seconds since the member failed")
-    ax.set_ylabel("MiB/s")
+    ax.set_ylabel("MiB rebuilt")
     h2, l2 = [], []
     if samples and samples[0].get("cache_total"):
         ax2 = ax.twinx()
@@ -437,7 +442,7 @@ def rebuild(out, row):
     rel = os.path.join("plots", "%s-rebuild.png" % row["run"])
     fig.savefig(os.path.join(out, rel), dpi=DPI)
     plt.close(fig)
-    return {"file": rel, "run": row["run"], "what": "rebuild rate over time (%s)" % row["run"]}
+    return {"file": rel, "run": row["run"], "what": "rebuild progress over time (%s)" % row["run"]}
 
 
 def rebuilds(out, rows):
