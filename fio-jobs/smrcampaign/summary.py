@@ -292,9 +292,14 @@ def write_summary(out, name, rows, figures, elapsed, plotted=True, planned=None,
         if b:
             lines.append("    " + b)
         if r.get("model") == "drive-managed":
-            lines.append("    rmw fg %s bg %s; cleaning fg %s ms bg %s ms; wait-clean %s s, cleaning time %s s" % (
+            line = "    rmw fg %s bg %s; cleaning fg %s ms bg %s ms" % (
                 r.get("rmw_fg", "-"), r.get("rmw_bg", "-"), r.get("clean_ms_fg", "-"),
-                r.get("clean_ms_bg", "-"), r.get("wait_clean_s", "-"), r.get("cleaning_s", "-")))
+                r.get("clean_ms_bg", "-"))
+            if not r.get("array"):
+                # (an array run does not wait for its replacement's cleaning)
+                line += "; wait-clean %s s, cleaning time %s s" % (
+                    r.get("wait_clean_s", "-"), r.get("cleaning_s", "-"))
+            lines.append(line)
         if r.get("error"):
             lines.append("    error: " + r["error"])
         if r.get("warning"):

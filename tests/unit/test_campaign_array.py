@@ -210,6 +210,20 @@ class ArrayPartsTest(unittest.TestCase):
                 self.assertEqual(fh.read(4)[1:], b"PNG")
         self.assertEqual(rows[0]["plots"], "plots/01-idle-r5-replacement=cmr-rebuild.png")
 
+    def test_summary_text(self):
+        # an array run does not wait for its replacement's cleaning: its
+        # summary lines say nothing of a wait
+        out = tempfile.mkdtemp()
+        row = {"run": "01-idle-r5", "job": "idle", "device": "r5", "model": "drive-managed",
+               "status": "ok", "array": "RAID 5 of 4: cmr-7k500", "replacement": "smr",
+               "rebuild_s": 12.2, "rebuild_mibs": 19.5, "rmw_fg": 6, "rmw_bg": 0,
+               "clean_ms_fg": 6615, "clean_ms_bg": 0}
+        summary.write_summary(out, "t", [row], [], 1.0, plotted=False)
+        with open(os.path.join(out, "summary.txt")) as f:
+            text = f.read()
+        self.assertIn("rmw fg 6 bg 0; cleaning fg 6615 ms bg 0 ms\n", text)
+        self.assertNotIn("wait-clean", text)
+
     def test_brief(self):
         row = {"array": "RAID 5 of 4: cmr-7k500", "replacement": "smr", "rebuild_s": 12.34,
                "rebuild_mibs": 83.0, "verify": "ok", "mismatch_cnt": 0,
