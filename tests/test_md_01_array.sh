@@ -169,8 +169,16 @@ floor=$(awk -v mb="$mb" 'BEGIN { printf "%.2f", mb / 65 }')
 diag "r1: rebuilt $mb MB in $t s ($mib MiB/s); at 65 MB/s that is $floor s; replacement model_lag_ms $lag"
 check "r1: the rebuild took the modelled drives' time ($t s >= 0.95 x $floor s)" \
 	awk -v t="$t" -v f="$floor" 'BEGIN { exit !(t >= 0.95 * f) }'
-check "r1: each drive its own actuator (reading one, writing the other: $t s < 1.6 x $floor s)" \
-	awk -v t="$t" -v f="$floor" 'BEGIN { exit !(t < 1.6 * f) }'
+# Faster than one actuator would be, on a kernel that keeps up: under a
+# debug kernel (SMR_TIMEOUT_SCALE above 1) md's own work takes longer
+# than the modelled drives, and the time is the CPU's. (model_lag_ms
+# sums each late bio's lateness, many at a time: no gate for this.)
+if [ "${SMR_TIMEOUT_SCALE:-1}" = 1 ]; then
+	check "r1: each drive its own actuator (reading one, writing the other: $t s < 1.6 x $floor s)" \
+		awk -v t="$t" -v f="$floor" 'BEGIN { exit !(t < 1.6 * f) }'
+else
+	skip "r1: each drive its own actuator" "SMR_TIMEOUT_SCALE=$SMR_TIMEOUT_SCALE: a slow kernel's time is the CPU's"
+fi
 
 # ----------------------------------------------- 3. nothing left ---
 assert_eq "no md array left" "" "$(ls /dev/md/ 2> /dev/null | grep cmp_)"
