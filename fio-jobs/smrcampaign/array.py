@@ -71,9 +71,6 @@ class MdSampler(Sampler):
     t0), action, done and total sectors, md's own speed (KiB/s), the
     degraded count."""
 
-    def __init__(self, md, path, t0, period):
-        super().__init__(md, path, t0, period)
-
     def sample(self):
         p = sync_progress(self.name)
         return {"action": md_attr(self.name, "sync_action") or "",

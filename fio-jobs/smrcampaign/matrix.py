@@ -269,18 +269,26 @@ class Matrix:
             if not re.fullmatch(r"(100|[1-9]?[0-9])%", v):
                 raise MatrixError("[%s]: fill = %s: a share of the array, 0%% to 100%%" % (sec, v))
 
-    def array_runs(self, jname, job, aname):
-        a = self.arrays[aname]
-        axes = [("array", k, split_values(v) or [""]) for k, v in a.items() if k != "members"]
-        axes += [("job", k, split_values(v) or [""]) for k, v in job.items()
+    @staticmethod
+    def combinations(sec, job, skip=()):
+        """Every combination of the comma-separated values of the keys of
+        sec (a device's or an array's, but those in skip) and of job's:
+        (sec's values, job's, the keys that vary with their values)."""
+        axes = [(True, k, split_values(v) or [""]) for k, v in sec.items() if k not in skip]
+        axes += [(False, k, split_values(v) or [""]) for k, v in job.items()
                  if k not in ("devices", "description")]
-        out = []
-        for combo in itertools.product(*[x[2] for x in axes]):
-            arr, j, varied = {}, {}, {}
-            for (where, k, vals), v in zip(axes, combo):
-                (arr if where == "array" else j)[k] = v
+        for combo in itertools.product(*[a[2] for a in axes]):
+            s, j, varied = {}, {}, {}
+            for (in_sec, k, vals), v in zip(axes, combo):
+                (s if in_sec else j)[k] = v
                 if len(vals) > 1:
                     varied[k] = v
+            yield s, j, varied
+
+    def array_runs(self, jname, job, aname):
+        a = self.arrays[aname]
+        out = []
+        for arr, j, varied in self.combinations(a, job, skip=("members",)):
             arr["members"] = split_values(a["members"])
             out.append({"job": jname, "device": aname, "array": arr,
                         "dev": dict(self.devices[arr["replacement"]]),
@@ -311,19 +319,7 @@ class Matrix:
                 if dev.get("model") in DM_MODELS and "backing" not in dev:
                     raise MatrixError("[device %s]: a %s device on its own needs 'backing' (the "
                                       "disk under it)" % (dname, dev["model"]))
-                axes = []
-                for k, v in dev.items():
-                    axes.append(("device", k, split_values(v) or [""]))
-                for k, v in job.items():
-                    if k in ("devices", "description"):
-                        continue
-                    axes.append(("job", k, split_values(v) or [""]))
-                for combo in itertools.product(*[a[2] for a in axes]):
-                    d, j, varied = {}, {}, {}
-                    for (where, k, vals), v in zip(axes, combo):
-                        (d if where == "device" else j)[k] = v
-                        if len(vals) > 1:
-                            varied[k] = v
+                for d, j, varied in self.combinations(dev, job):
                     out.append({"job": jname, "device": dname, "dev": d,
                                 "jobopts": j, "varied": varied,
                                 "file": self.job_file(job)})

@@ -149,6 +149,20 @@ def _legend_below(fig, handles, labels, ncol=5):
     return leg
 
 
+def _cache_axis(ax, samples, label):
+    """The persistent cache's use (%) on a second y axis, when the status
+    samples have it (drive-managed); its legend handles and labels."""
+    if not (samples and samples[0].get("cache_total")):
+        return [], []
+    ax2 = ax.twinx()
+    ax2.plot([s["t"] for s in samples],
+             [100.0 * s["cache_used"] / s["cache_total"] for s in samples],
+             color="tab:orange", lw=1, ls=":", label=label)
+    ax2.set_ylim(0, 105)
+    ax2.set_ylabel("persistent cache used (%)")
+    return ax2.get_legend_handles_labels()
+
+
 def throughput(out, row):
     rd = os.path.join(out, "runs", row["run"])
     bw = _read_bw(os.path.join(rd, "bw.csv"))
@@ -169,16 +183,7 @@ def throughput(out, row):
     ax.set_ylim(bottom=0)
     ax.set_xlabel("seconds since fio was started")
     ax.set_ylabel("MiB/s")
-    if samples and samples[0].get("cache_total"):
-        ax2 = ax.twinx()
-        ax2.plot([s["t"] for s in samples],
-                 [100.0 * s["cache_used"] / s["cache_total"] for s in samples],
-                 color="tab:orange", lw=1, ls=":", label="cache used (%)")
-        ax2.set_ylim(0, 105)
-        ax2.set_ylabel("persistent cache used (%)")
-        h2, l2 = ax2.get_legend_handles_labels()
-    else:
-        h2, l2 = [], []
+    h2, l2 = _cache_axis(ax, samples, "cache used (%)")
     h, l_ = ax.get_legend_handles_labels()
     title = _title(row)
     sub = "throughput per second" + ("; cleaning shaded (from %s)" % src if samples else "")
@@ -381,17 +386,6 @@ def damage(out, row):
     return {"file": rel, "run": row["run"], "what": "damaged blocks over time (%s)" % row["run"]}
 
 
-def _read_rebuild(path):
-    """rebuild.csv -> [(t, MiB/s over the sample before)] while md
-    reports progress."""
-    pts, prev = [], None
-    for t, done in _read_progress(path):
-        if prev and t > prev[0] and done >= prev[1]:
-            pts.append((t, (done - prev[1]) / 2048.0 / (t - prev[0])))
-        prev = (t, done)
-    return pts
-
-
 def _read_progress(path):
     """rebuild.csv -> [(t, sectors done)] while md reports progress (md
     moves sync_completed on in steps, so a rate per sample is spiky: the
@@ -425,15 +419,7 @@ def rebuild(out, row):
     ax.set_ylim(bottom=0)
     ax.set_xlabel("seconds since the member failed")
     ax.set_ylabel("MiB rebuilt")
-    h2, l2 = [], []
-    if samples and samples[0].get("cache_total"):
-        ax2 = ax.twinx()
-        ax2.plot([s["t"] for s in samples],
-                 [100.0 * s["cache_used"] / s["cache_total"] for s in samples],
-                 color="tab:orange", lw=1, ls=":", label="replacement's cache used (%)")
-        ax2.set_ylim(0, 105)
-        ax2.set_ylabel("persistent cache used (%)")
-        h2, l2 = ax2.get_legend_handles_labels()
+    h2, l2 = _cache_axis(ax, samples, "replacement's cache used (%)")
     h, l_ = ax.get_legend_handles_labels()
     ax.set_title("%s\n%s; replacement %s, rebuilt in %s s" % (
         _title(row), row.get("array", ""), row.get("replacement", "?"), row.get("rebuild_s", "?")),

@@ -172,7 +172,7 @@ class ArrayPartsTest(unittest.TestCase):
                 f.write(",".join(str(x) for x in r) + "\n")
         return d, p
 
-    def test_rebuild_rate(self):
+    def test_rebuild_progress(self):
         if not HAVE_MPL:
             self.skipTest("matplotlib missing")
         from smrcampaign import plots
@@ -180,8 +180,8 @@ class ArrayPartsTest(unittest.TestCase):
                                  (2.0, "recover", 2048, 4096, 1024, 1),
                                  (4.0, "recover", 4096, 4096, 1024, 1),
                                  (5.0, "idle", "", "", "", 0)])
-        # MiB/s over each sample with progress before it
-        self.assertEqual(plots._read_rebuild(p), [(2.0, 1.0), (4.0, 0.5)])
+        # the samples with progress, sectors done; the idle ones left out
+        self.assertEqual(plots._read_progress(p), [(1.0, 0), (2.0, 2048), (4.0, 4096)])
 
     def test_plots(self):
         if not HAVE_MPL:
