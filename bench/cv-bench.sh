@@ -86,6 +86,7 @@ cav_run() {
 # the rows of the ratios (bench/lib.sh).
 bench_pair() {
 	local tag=$1 dev=$2 sectors=$3 off=$4 w name r l c x wc=0 dsync m=caveat fresh
+	local order back seq v
 	[ "$tag" = disk ] || m="caveat/$tag"
 	CV_BASE="0 $sectors caveat $dev 16 6"
 	[ "$(cat "/sys/block/$(basename "$(readlink -f "$dev")")/queue/write_cache")" = "write back" ] &&
@@ -104,28 +105,24 @@ bench_pair() {
 		set -- ${w#*:}
 		fresh=${4:-}
 		: > "$T_WORK/cav"; : > "$T_WORK/wc"
+		order="lin cav" back="cav lin"
+		[ $wc = 1 ] && order="lin cav wc" back="wc cav lin"
 		for ((r = 0; r < ROUNDS; r++)); do
-			# (a table that did not load leaves the other one live:
-			# its figure would be filed under the wrong name)
-			if [ $((r % 2)) = 0 ]; then
-				l=$(fio_bw /dev/mapper/cvb_lin "$1" "$2" "$3")
-				on_cav "$fresh" || bail "cannot load caveat"
-				c=$(cav_run "$1" "$2" "$3")
-				x=
-				if [ $wc = 1 ]; then
-					on_cav "$fresh" write_cache 1024 || bail "cannot load caveat with write_cache"
-					x=$(cav_run "$1" "$2" "$3")
-				fi
-			else
-				x=
-				if [ $wc = 1 ]; then
-					on_cav "$fresh" write_cache 1024 || bail "cannot load caveat with write_cache"
-					x=$(cav_run "$1" "$2" "$3")
-				fi
-				on_cav "$fresh" || bail "cannot load caveat"
-				c=$(cav_run "$1" "$2" "$3")
-				l=$(fio_bw /dev/mapper/cvb_lin "$1" "$2" "$3")
-			fi
+			x=
+			# linear, caveat, write_cache; the other way round in odd rounds
+			seq=$order
+			[ $((r % 2)) = 1 ] && seq=$back
+			for v in $seq; do
+				case $v in
+				lin) l=$(fio_bw /dev/mapper/cvb_lin "$1" "$2" "$3") ;;
+				# (a table that did not load leaves the other one live:
+				# its figure would be filed under the wrong name)
+				cav) on_cav "$fresh" || bail "cannot load caveat"
+				     c=$(cav_run "$1" "$2" "$3") ;;
+				wc) on_cav "$fresh" write_cache 1024 || bail "cannot load caveat with write_cache"
+				    x=$(cav_run "$1" "$2" "$3") ;;
+				esac
+			done
 			echo "$l $c" >> "$T_WORK/cav"
 			[ -n "$x" ] && echo "$l $x" >> "$T_WORK/wc"
 			if [ "${l:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && [ "${x:-1}" -gt 0 ]; then :
