@@ -160,12 +160,40 @@ class ArraySetup:
         zeroing at the end of that run went to its persistent cache, which
         a format drops. udev's incremental assembly (mdadm's rules) then
         takes the drive into an inactive array. Stop any array holding
-        the drive, and zero the superblock it shows."""
-        run_cmd(["udevadm", "settle"], "udevadm settle", check=False)
-        for h in self.md_holders(path):
-            self.say("  %s was taken into /dev/%s (an old superblock): stopping it" % (path, h))
-            run_cmd(["mdadm", "--stop", "/dev/" + h], "mdadm --stop", check=False)
-        run_cmd(["mdadm", "--zero-superblock", path], "mdadm --zero-superblock", check=False)
+        the drive, and zero the superblock it shows; an error if that
+        does not hold (release())."""
+        left = self.release(path, say=True)
+        if left:
+            raise RuntimeError("%s: md still holds it (%s) after %d tries to release it"
+                               % (path, left, self.RELEASE_TRIES))
+
+    RELEASE_TRIES = 5
+
+    def release(self, path, say=False):
+        """Stop the md arrays holding path and zero its md superblock,
+        until neither comes back: stopping an array that udev assembled
+        from a stale superblock sends a change event on its members, and
+        udev's incremental assembly can take the member again before the
+        superblock is zeroed (seen on 6.12, where this left the drive held
+        at the end of the run). At most RELEASE_TRIES rounds; returns a
+        description of what still holds it ('' when nothing does)."""
+        left = ""
+        for _ in range(self.RELEASE_TRIES):
+            run_cmd(["udevadm", "settle"], "udevadm settle", check=False)
+            for h in self.md_holders(path):
+                if say:
+                    self.say("  %s was taken into /dev/%s (an old superblock): stopping it"
+                             % (path, h))
+                run_cmd(["mdadm", "--stop", "/dev/" + h], "mdadm --stop", check=False)
+            z = run_cmd(["mdadm", "--zero-superblock", path], "mdadm --zero-superblock",
+                        check=False)
+            run_cmd(["udevadm", "settle"], "udevadm settle", check=False)
+            holders = self.md_holders(path)
+            if not holders and z.returncode == 0:
+                return ""
+            left = ", ".join(holders) or "mdadm --zero-superblock: " + \
+                (z.stderr.strip() or "exit %d" % z.returncode)
+        return left
 
     @staticmethod
     def md_holders(path):
@@ -361,8 +389,12 @@ class ArraySetup:
             attempt(["mdadm", "--stop", mdpath], "mdadm --stop")
         attempt(["udevadm", "settle"], "udevadm settle")
         for lo in loops:
-            for h in self.md_holders(lo):
-                attempt(["mdadm", "--stop", "/dev/" + h], "mdadm --stop")
+            try:
+                left = self.release(lo)
+            except RuntimeError as e:
+                left = str(e)
+            if left:
+                self.say("  %s: %s" % (lo, left))
             attempt(["losetup", "-d", lo], "losetup -d")
         # No md superblock may outlive the run: udev's incremental
         # assembly (mdadm's rules) would take the drives of a later run
@@ -371,10 +403,12 @@ class ArraySetup:
             if not n.startswith(base + "_s"):
                 # (an array udev assembled from a drive, in a run that
                 # failed before unclaim(), holds it: stop that too)
-                for h in self.md_holders("/dev/mapper/" + n):
-                    attempt(["mdadm", "--stop", "/dev/" + h], "mdadm --stop")
-                attempt(["mdadm", "--zero-superblock", "/dev/mapper/" + n],
-                        "mdadm --zero-superblock")
+                try:
+                    left = self.release("/dev/mapper/" + n)
+                except RuntimeError as e:
+                    left = str(e)
+                if left:
+                    self.say("  %s: %s" % (n, left))
         for n in reversed(made):
             p = attempt(["dmsetup", "status", n], "dmsetup status")
             st = p.stdout.strip() if p else ""

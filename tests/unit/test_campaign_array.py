@@ -237,3 +237,71 @@ class ArrayPartsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FakeUdev:
+    """md and udev as release() sees them: a stale superblock on a drive,
+    and udev's incremental assembly taking the drive into md126 again
+    after each mdadm --stop until the superblock is zeroed (the race that
+    left a drive held at the end of a run on 6.12). retake: how many stops
+    udev answers with an assembly; busy_zero: zeroing fails while held."""
+
+    def __init__(self, retake):
+        self.retake = retake
+        self.held = True
+        self.superblock = True
+        self.calls = []
+
+    def run_cmd(self, args, what, check=True, **kw):
+        self.calls.append(args[:2])
+        rc = 0
+        if args[:2] == ["mdadm", "--stop"]:
+            self.held = False
+            if self.superblock and self.retake > 0:
+                self.retake -= 1
+                self.held = True        # udev, before the zeroing below
+        elif args[:2] == ["mdadm", "--zero-superblock"]:
+            if self.held:
+                rc = 1
+            else:
+                self.superblock = False
+
+        class P:
+            returncode = rc
+            stdout = ""
+            stderr = "Couldn't open /dev/x for write - not zeroing" if rc else ""
+        return P()
+
+    def holders(self, path):
+        return ["md126"] if self.held else []
+
+
+class ReleaseTest(unittest.TestCase):
+    def setup_fake(self, retake):
+        fake = FakeUdev(retake)
+        saved = array.run_cmd
+        array.run_cmd = fake.run_cmd
+        self.addCleanup(setattr, array, "run_cmd", saved)
+        a = array.ArraySetup.__new__(array.ArraySetup)
+        a.md_holders = fake.holders
+        a.say = lambda msg: None
+        return a, fake
+
+    def test_udev_takes_it_again(self):
+        a, fake = self.setup_fake(retake=2)
+        a.unclaim("/dev/mapper/cmp_x_new")
+        self.assertFalse(fake.held)
+        self.assertFalse(fake.superblock)
+        self.assertEqual(fake.calls.count(["mdadm", "--stop"]), 3)
+
+    def test_gives_up_with_an_error(self):
+        a, fake = self.setup_fake(retake=100)
+        with self.assertRaisesRegex(RuntimeError, "md still holds it \\(md126\\)"):
+            a.unclaim("/dev/mapper/cmp_x_new")
+        self.assertEqual(fake.calls.count(["mdadm", "--stop"]), array.ArraySetup.RELEASE_TRIES)
+
+    def test_nothing_to_release(self):
+        a, fake = self.setup_fake(retake=0)
+        fake.held = False
+        self.assertEqual(a.release("/dev/loop3"), "")
+        self.assertNotIn(["mdadm", "--stop"], fake.calls)
