@@ -44,6 +44,7 @@ PACKAGES=(
 	dmsetup
 	fio
 	mdadm
+	sg3-utils
 	jq
 	libdevmapper-dev
 	libnl-genl-3-dev
