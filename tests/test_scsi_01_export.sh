@@ -212,6 +212,7 @@ if grep -qi "Medium Error" <<< "$out" && grep -qi "Unrecovered read error" <<< "
 else not_ok "a damaged read: MEDIUM ERROR at LBA $badlba" "$out"; fi
 check "the blocks before it read" \
 	dd if="$SD" of=/dev/null bs=4096 count=1 skip=$((bad - 1)) iflag=direct status=none
+sense "the same name exported twice" "exported already" "$SCSI" --name scsi_cv /dev/mapper/t_cv
 check "smr-scsi --stop" "$SCSI" --stop scsi_cv
 EXPORTS=("${EXPORTS[@]/scsi_cv}")
 
@@ -220,6 +221,11 @@ sense "a device that is not one" "No such file" "$SCSI" /dev/nonexistent
 sense "a bad name" "not a name" "$SCSI" --name "a/b" "$dev"
 sense "--stop of no export" "no such export" "$SCSI" --stop nothing
 sense "--rpm out of range" "up to 65534" "$SCSI" --rpm 70000 "$dev"
+back=$(new_backing 40) || bail "no backing device"
+hm_create t_hmcap $((4 * ZS)) "$back" $ZS zone_capacity $((ZS / 2)) || bail "cannot create t_hmcap"
+sense "a drive with a zone capacity below its zone size" "export a drive without zone_capacity" \
+	"$SCSI" /dev/mapper/t_hmcap
+assert_eq "nothing left of the refused export" "" "$("$SCSI" --list; ls /sys/kernel/config/target/core/ | grep user_)"
 
 # what the handlers logged: each command that got CHECK CONDITION
 for n in scsi_hm scsi_dm scsi_cv; do

@@ -41,6 +41,8 @@
 #define ASC_SAVING_NOT_SUPPORTED	0x3900
 #define ASC_INSUFFICIENT_ZONE_RES	0x550e
 #define ASC_INTERNAL_TARGET_FAILURE	0x4400
+#define ASC_ZONE_READ_ONLY		0x2708
+#define ASC_ZONE_OFFLINE		0x2c0e
 
 #define ZONE_BATCH 256
 
@@ -60,34 +62,25 @@ size_t se_iov_len(const struct iovec *iov, int iovcnt)
 	return n;
 }
 
-/* CHECK CONDITION with sense data; info, if has_info, is the LBA the
- * error is about (fixed format when it fits 32 bits, else descriptor). */
+/* CHECK CONDITION with fixed-format sense data (the control page says
+ * D_SENSE 0); info, if has_info, is the LBA the error is about, in the
+ * INFORMATION field when it fits its 32 bits (VALID set), else left out
+ * (SPC-5: VALID clear). */
 static int sense_info(struct se_cmd *c, uint8_t key, uint16_t asc, bool has_info, uint64_t info)
 {
 	uint8_t *s = c->sense;
 
 	memset(s, 0, sizeof(c->sense));
-	if (has_info && info > 0xffffffffull) {
-		s[0] = 0x72;
-		s[1] = key;
-		s[2] = asc >> 8;
-		s[3] = asc;
-		s[7] = 12;
-		s[8] = 0x00;		/* information descriptor */
-		s[9] = 0x0a;
-		s[10] = 0x80;		/* VALID */
-		put64(s + 12, info);
-		c->sense_len = 20;
-	} else {
-		s[0] = 0x70 | (has_info ? 0x80 : 0);
-		s[2] = key;
-		if (has_info)
-			put32(s + 3, info);
-		s[7] = 10;
-		s[12] = asc >> 8;
-		s[13] = asc;
-		c->sense_len = 18;
-	}
+	if (has_info && info > 0xffffffffull)
+		has_info = false;
+	s[0] = 0x70 | (has_info ? 0x80 : 0);
+	s[2] = key;
+	if (has_info)
+		put32(s + 3, info);
+	s[7] = 10;
+	s[12] = asc >> 8;
+	s[13] = asc;
+	c->sense_len = 18;
 	c->status = SE_CHECK_CONDITION;
 	return c->status;
 }
@@ -349,7 +342,7 @@ static int zone_at(struct se_dev *d, uint64_t lba, struct se_zone *z)
 	return r < 0 ? r : r == 1 ? 0 : -EIO;
 }
 
-/* How many zones are open, over the whole device. */
+/* How many zones are explicitly open, and closed, over the whole device. */
 static int count_open(struct se_dev *d, unsigned int *open, unsigned int *closed)
 {
 	struct se_zone z[ZONE_BATCH];
@@ -362,7 +355,7 @@ static int count_open(struct se_dev *d, unsigned int *open, unsigned int *closed
 		if (r <= 0)
 			return r < 0 ? r : -EIO;
 		for (int i = 0; i < r; i++) {
-			*open += is_open(z[i].cond);
+			*open += z[i].cond == SE_ZC_EOPEN;
 			*closed += z[i].cond == SE_ZC_CLOSED;
 		}
 		lba = z[r - 1].start + z[r - 1].len;
@@ -370,7 +363,12 @@ static int count_open(struct se_dev *d, unsigned int *open, unsigned int *closed
 	return 0;
 }
 
-/* Would opening one more zone go beyond the limit? */
+/*
+ * Would opening one more zone go beyond the limit? Only explicitly open
+ * zones count: to open another, a drive closes an implicitly open zone
+ * itself (ZBC-2; scsi_debug and dm-smr do the same), so the limit refuses
+ * a zone only when the open ones are all explicitly open.
+ */
 static int no_open_resource(struct se_dev *d, struct se_cmd *c, unsigned int more)
 {
 	unsigned int open, closed;
@@ -461,7 +459,7 @@ static int report_zones(struct se_dev *d, struct se_cmd *c)
 			if (partial && off + 64 > cap)
 				break;
 			total++;
-			if (off + 64 > cap) {
+			if (off >= cap) {
 				off += 64;
 				continue;
 			}
@@ -471,11 +469,13 @@ static int report_zones(struct se_dev *d, struct se_cmd *c)
 			put64(desc + 8, z[i].len);
 			put64(desc + 16, z[i].start);
 			put64(desc + 24, z[i].type == SE_ZT_CONV ? ~0ull : z[i].wp);
-			for (size_t done = 0; done < 64 && iv < (size_t)c->iovcnt; ) {
+			/* the last one may fit only in part */
+			for (size_t done = 0, want = cap - off < 64 ? cap - off : 64;
+			     done < want && iv < (size_t)c->iovcnt; ) {
 				size_t k = c->iov[iv].iov_len - ivoff;
 
-				if (k > 64 - done)
-					k = 64 - done;
+				if (k > want - done)
+					k = want - done;
 				memcpy((uint8_t *)c->iov[iv].iov_base + ivoff, desc + done, k);
 				done += k;
 				ivoff += k;
@@ -530,6 +530,10 @@ static int zone_out(struct se_dev *d, struct se_cmd *c)
 			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
 		if (z[0].type == SE_ZT_CONV)
 			return illegal(c, ASC_INVALID_FIELD_CDB);
+		if (z[0].cond == SE_ZC_RDONLY)
+			return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_READ_ONLY, true, id);
+		if (z[0].cond == SE_ZC_OFFLINE)
+			return sense_info(c, SE_KEY_MEDIUM_ERROR, ASC_ZONE_OFFLINE, true, id);
 		/* what changes nothing succeeds without the backend */
 		if ((sa == SE_ZOP_CLOSE && !is_open(z[0].cond)) ||
 		    (sa == SE_ZOP_OPEN && (z[0].cond == SE_ZC_EOPEN || z[0].cond == SE_ZC_FULL)) ||
@@ -603,6 +607,10 @@ static int zbc_write_check(struct se_dev *d, struct se_cmd *c, uint64_t lba, uin
 		}
 		return 0;
 	}
+	if (z.cond == SE_ZC_RDONLY)
+		return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_READ_ONLY, true, lba);
+	if (z.cond == SE_ZC_OFFLINE)
+		return sense_info(c, SE_KEY_MEDIUM_ERROR, ASC_ZONE_OFFLINE, true, lba);
 	if (last >= z.start + z.len)
 		return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_WRITE_BOUNDARY, true, lba);
 	if (z.cond == SE_ZC_FULL)

@@ -92,8 +92,9 @@ int se_exec(struct se_dev *dev, struct se_cmd *cmd);
 /* The length of the data buffer a CDB names (0 if none or unknown). */
 size_t se_iov_len(const struct iovec *iov, int iovcnt);
 
-/* Sense data (fixed format, or descriptor format when info does not fit
- * 32 bits) for the unit tests and the handler's log: key, ASC, ASCQ. */
+/* Sense data decoded (fixed or descriptor format) for the unit tests and
+ * the handler's log: key, ASC, ASCQ and the INFORMATION field (0 if not
+ * valid). */
 void se_sense_decode(const uint8_t *sense, uint8_t *key, uint8_t *asc, uint8_t *ascq, uint64_t *info);
 
 #endif

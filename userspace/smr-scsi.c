@@ -196,7 +196,12 @@ static int blk_zone_op(void *ctx, enum se_zone_op op, uint64_t lba)
 		.sector = lba * (b->lbs / 512),
 		.nr_sectors = (uint64_t)b->zone_lbas * (b->lbs / 512),
 	};
+	struct se_zone z;
 	unsigned long req;
+
+	/* a smaller last zone: its own length, or the kernel refuses */
+	if (blk_report(ctx, lba, &z, 1) == 1 && z.start == lba)
+		r.nr_sectors = z.len * (b->lbs / 512);
 
 	switch (op) {
 	case SE_ZOP_OPEN: req = BLKOPENZONE; break;
@@ -222,8 +227,10 @@ static int write_file(const char *path, const char *val)
 
 	if (fd < 0)
 		return -errno;
-	if (write(fd, val, n) != (ssize_t)n)
-		r = -errno ? -errno : -EIO;
+	ssize_t w = write(fd, val, n);
+
+	if (w != (ssize_t)n)
+		r = w < 0 ? -errno : -EIO;
 	close(fd);
 	return r;
 }
@@ -286,6 +293,19 @@ static int lio_ready(void)
 	return 0;
 }
 
+/* The steps of an export's set-up, in order; teardown() undoes those
+ * done, from the last back. */
+enum {
+	S_HBA = 1 << 0,		/* core/user_N */
+	S_CORE = 1 << 1,	/* core/user_N/NAME */
+	S_WWN = 1 << 2,		/* loopback/naa.X */
+	S_TPG = 1 << 3,		/* loopback/naa.X/tpgt_1 */
+	S_NEXUS = 1 << 4,	/* its nexus */
+	S_LUN = 1 << 5,		/* lun/lun_0 */
+	S_LINK = 1 << 6,	/* lun_0 linked to the backstore: the sd disk */
+	S_ALL = (1 << 7) - 1,
+};
+
 /* What an export is, as /run/smr-scsi/NAME keeps it. */
 struct export {
 	char name[64];
@@ -302,32 +322,48 @@ static void paths(const struct export *e, char *core, char *tpg, size_t len)
 	snprintf(tpg, len, CFS "/loopback/%s/tpgt_1", e->wwn);
 }
 
-/* Undo what setup made, from the end back; what is not there is fine. */
-static void lio_teardown(const struct export *e)
+/*
+ * Undo the set-up steps in "steps", from the last back. Before the
+ * backstore goes (S_CORE), the caller stops serving its ring: removing
+ * the LUN (S_LINK) makes sd send a SYNCHRONIZE CACHE, which must still be
+ * served.
+ */
+static void lio_teardown(const struct export *e, unsigned int steps)
 {
 	char core[PATH_MAX], tpg[PATH_MAX], p[PATH_MAX + 64];
 
 	paths(e, core, tpg, sizeof(core));
-	fmt(p, sizeof(p), "%s/lun/lun_0/%s", tpg, e->name);
-	unlink(p);		/* the sd device goes: a SYNCHRONIZE CACHE first */
-	snprintf(p, sizeof(p), "%s/lun/lun_0", tpg);
-	rmdir(p);
-	snprintf(p, sizeof(p), "%s/nexus", tpg);
-	if (!access(p, F_OK))
+	if (steps & S_LINK) {
+		fmt(p, sizeof(p), "%s/lun/lun_0/%s", tpg, e->name);
+		unlink(p);
+	}
+	if (steps & S_LUN) {
+		fmt(p, sizeof(p), "%s/lun/lun_0", tpg);
+		rmdir(p);
+	}
+	if (steps & S_NEXUS) {
+		fmt(p, sizeof(p), "%s/nexus", tpg);
 		write_file(p, "NULL");
-	rmdir(tpg);
-	snprintf(p, sizeof(p), CFS "/loopback/%s", e->wwn);
-	rmdir(p);
+	}
+	if (steps & S_TPG)
+		rmdir(tpg);
+	if (steps & S_WWN) {
+		fmt(p, sizeof(p), CFS "/loopback/%s", e->wwn);
+		rmdir(p);
+	}
 }
 
-static void core_teardown(const struct export *e)
+static void core_teardown(const struct export *e, unsigned int steps)
 {
 	char core[PATH_MAX], tpg[PATH_MAX];
 
 	paths(e, core, tpg, sizeof(core));
-	rmdir(core);
-	snprintf(core, sizeof(core), CFS "/core/user_%u", e->hba);
-	rmdir(core);		/* fails, rightly, while another uses it */
+	if (steps & S_CORE)
+		rmdir(core);
+	if (steps & S_HBA) {
+		fmt(core, sizeof(core), CFS "/core/user_%u", e->hba);
+		rmdir(core);	/* fails, rightly, while another uses it */
+	}
 }
 
 /* ---------------------------------------------------------- TCMU ring --- */
@@ -391,7 +427,6 @@ static void ring_process(struct ring *r)
 {
 	struct tcmu_mailbox *mb = r->map;
 	uint8_t *base = r->map;
-	bool done = false;
 
 	for (;;) {
 		uint32_t head = __atomic_load_n(&mb->cmd_head, __ATOMIC_ACQUIRE);
@@ -433,6 +468,12 @@ static void ring_process(struct ring *r)
 			/* the response overlays the request: written last */
 			memset(&ent->rsp, 0, sizeof(ent->rsp));
 			ent->rsp.scsi_status = c.status;
+			/* a short data-in answer: its length, for the residual */
+			if ((mb->flags & TCMU_MAILBOX_FLAG_CAP_READ_LEN) && c.status == SE_GOOD &&
+			    c.data_in < total && !(c.cdb[0] == 0x2a || c.cdb[0] == 0x8a)) {
+				ent->hdr.uflags |= TCMU_UFLAG_READ_LEN;
+				ent->rsp.read_len = c.data_in;
+			}
 			if (c.status != SE_GOOD) {
 				r->errors++;
 				memcpy(ent->rsp.sense_buffer, c.sense, c.sense_len);
@@ -441,13 +482,14 @@ static void ring_process(struct ring *r)
 		}
 		/* PAD and TMR entries: nothing to do but pass them */
 		__atomic_store_n(&mb->cmd_tail, (tail + len) % mb->cmdr_size, __ATOMIC_RELEASE);
-		done = true;
-	}
-	if (done) {
-		uint32_t one = 1;
+		/* each command completed as soon as it is done, not when the
+		 * ring runs dry: a deep queue would hold finished ones back */
+		if (tcmu_hdr_get_op(ent->hdr.len_op) == TCMU_OP_CMD) {
+			uint32_t one = 1;
 
-		if (write(r->fd, &one, sizeof(one)) != sizeof(one))
-			msg("kick: %s", strerror(errno));
+			if (write(r->fd, &one, sizeof(one)) != sizeof(one))
+				msg("kick: %s", strerror(errno));
+		}
 	}
 }
 
@@ -604,15 +646,16 @@ static int do_export(const char *devpath, const struct opts *o)
 	struct blk b = { .fd = -1 };
 	struct se_dev dev = { .be = &blk_backend, .ctx = &b };
 	struct ring r = { .fd = -1, .map = MAP_FAILED };
-	char buf[256], core[PATH_MAX], tpg[PATH_MAX], p[PATH_MAX + 64], uio[64];
+	char buf[512], core[PATH_MAX], tpg[PATH_MAX], p[PATH_MAX + 64], uio[64];
 	uint64_t bytes;
-	unsigned int pbs;
-	bool core_made = false, lio_made = false, thread = false;
+	unsigned int pbs, steps = 0;
+	bool claimed = false, thread = false;
 	sigset_t sigs;
-	int sig, rc = 1;
+	int sig, fd, rc = 1;
 
-	if (strchr(devpath, ',') || strlen(devpath) > 200) {
-		msg("%s: a device path of at most 200 characters and no comma, please", devpath);
+	if (strpbrk(devpath, ",'\n") || strlen(devpath) > 200) {
+		msg("%s: a device path of at most 200 characters, without a comma or a quote, please",
+		    devpath);
 		return 2;
 	}
 	{
@@ -625,18 +668,28 @@ static int do_export(const char *devpath, const struct opts *o)
 		}
 	}
 	snprintf(e.dev, sizeof(e.dev), "%s", devpath);
+	e.pid = getpid();
+
+	/* the name, claimed: one export of it at a time */
+	mkdir(STATE_DIR, 0755);
 	state_path(e.name, p, sizeof(p));
-	if (!access(p, F_OK)) {
-		msg("%s: exported already, or its remains are (smr-scsi --stop %s)", e.name, e.name);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			msg("%s: exported already, or its remains are (smr-scsi --stop %s)", e.name, e.name);
+		else
+			msg("%s: %s", p, strerror(errno));
 		return 1;
 	}
+	close(fd);
+	claimed = true;
 
 	/* the drive: O_EXCL, so no file system mounts it behind our back */
 	b.fd = open(devpath, O_RDWR | O_DIRECT | O_EXCL | O_CLOEXEC);
 	if (b.fd < 0) {
 		msg("%s: %s%s", devpath, strerror(errno),
 		    errno == EBUSY ? " (mounted, or open exclusively by another)" : "");
-		return 1;
+		goto out;
 	}
 	if (ioctl(b.fd, BLKSSZGET, &b.lbs) || ioctl(b.fd, BLKPBSZGET, &pbs) ||
 	    ioctl(b.fd, BLKGETSIZE64, &bytes)) {
@@ -650,6 +703,8 @@ static int do_export(const char *devpath, const struct opts *o)
 	dev.model = SE_DISK;
 	if (!queue_attr(b.fd, "zoned", buf, sizeof(buf)) && !strcmp(buf, "host-managed")) {
 		uint32_t zsect = 0;
+		struct blk_zone_report *rep;
+		int n;
 
 		dev.model = SE_ZBC_HM;
 		if (ioctl(b.fd, BLKGETZONESZ, &zsect) || !zsect || ioctl(b.fd, BLKGETNRZONES, &dev.nr_zones)) {
@@ -662,6 +717,41 @@ static int do_export(const char *devpath, const struct opts *o)
 			dev.max_open = o->max_open;
 		else if (!queue_attr(b.fd, "max_open_zones", buf, sizeof(buf)))
 			dev.max_open = strtoul(buf, NULL, 10);
+		/* what ZBC cannot say: a zone capacity below the zone size
+		 * (ZNS has it, ZBC-2 not), and a limit on active zones */
+		if (!queue_attr(b.fd, "max_active_zones", buf, sizeof(buf)) && strtoul(buf, NULL, 10)) {
+			msg("%s: max_active_zones %s: a ZBC disk has no such limit; "
+			    "export a drive without max_active", devpath, buf);
+			goto out;
+		}
+		/* every zone, a batch at a time */
+		rep = calloc(1, sizeof(*rep) + 256 * sizeof(struct blk_zone));
+		if (!rep)
+			goto out;
+		for (uint64_t sect = 0; sect < bytes / 512; ) {
+			rep->sector = sect;
+			rep->nr_zones = 256;
+			n = ioctl(b.fd, BLKREPORTZONE, rep) ? -1 : (int)rep->nr_zones;
+			if (n <= 0) {
+				msg("%s: cannot report its zones from sector %" PRIu64, devpath, sect);
+				free(rep);
+				goto out;
+			}
+			for (int i = 0; i < n; i++) {
+				struct blk_zone *k = &rep->zones[i];
+
+				if ((rep->flags & BLK_ZONE_REP_CAPACITY) && k->capacity != k->len) {
+					msg("%s: zone at sector %llu: capacity %llu of %llu sectors; a ZBC "
+					    "disk's zones are writable to their end: export a drive "
+					    "without zone_capacity", devpath, (unsigned long long)k->start,
+					    (unsigned long long)k->capacity, (unsigned long long)k->len);
+					free(rep);
+					goto out;
+				}
+			}
+			sect = rep->zones[n - 1].start + rep->zones[n - 1].len;
+		}
+		free(rep);
 	} else if (!queue_attr(b.fd, "zoned", buf, sizeof(buf)) && strcmp(buf, "none")) {
 		msg("%s: zoned \"%s\": only host-managed and not zoned drives", devpath, buf);
 		goto out;
@@ -670,7 +760,7 @@ static int do_export(const char *devpath, const struct opts *o)
 		char cmd[PATH_MAX + 64];
 		FILE *f;
 
-		snprintf(cmd, sizeof(cmd), "dmsetup table '%s' 2>/dev/null", devpath);
+		fmt(cmd, sizeof(cmd), "dmsetup table '%s' 2>/dev/null", devpath);
 		f = popen(cmd, "r");
 		if (f) {
 			if (fgets(buf, sizeof(buf), f) && strstr(buf, " smr ") && strstr(buf, "drive-managed"))
@@ -688,9 +778,13 @@ static int do_export(const char *devpath, const struct opts *o)
 
 	if (lio_ready())
 		goto out;
-	/* the backstore: the first free user_N */
-	for (e.hba = 0; e.hba < 1024; e.hba++) {
-		snprintf(core, sizeof(core), CFS "/core/user_%u", e.hba);
+	/* the backstore, in the first free user_N */
+	for (e.hba = 0; ; e.hba++) {
+		if (e.hba == 1024) {
+			msg("no free %s/core/user_N below 1024", CFS);
+			goto out;
+		}
+		fmt(core, sizeof(core), CFS "/core/user_%u", e.hba);
 		if (!mkdir(core, 0755))
 			break;
 		if (errno != EEXIST) {
@@ -698,26 +792,28 @@ static int do_export(const char *devpath, const struct opts *o)
 			goto out;
 		}
 	}
+	steps |= S_HBA;
 	snprintf(e.wwn, sizeof(e.wwn), "naa.5001405%09" PRIx64, (uint64_t)(fnv1a(e.name) & 0xfffffffffull));
-	e.pid = getpid();
 	paths(&e, core, tpg, sizeof(core));
 	if (mkdir(core, 0755)) {
 		msg("%s: %s", core, strerror(errno));
-		core_made = true;	/* user_N, at least */
 		goto out;
 	}
-	core_made = true;
+	steps |= S_CORE;
 	if (state_write(&e))
 		msg("cannot write %s/%s: %s (--stop will not find it)", STATE_DIR, e.name, strerror(errno));
-	snprintf(buf, sizeof(buf), "dev_config=smr/%s,dev_size=%" PRIu64 ",hw_block_size=%u,"
+	if (!fmt(buf, sizeof(buf), "dev_config=smr/%s,dev_size=%" PRIu64 ",hw_block_size=%u,"
 		 "hw_max_sectors=%u,nl_reply_supported=-1", devpath, dev.nr_lbas * b.lbs, b.lbs,
-		 dev.max_xfer);
-	snprintf(p, sizeof(p), "%s/control", core);
+		 dev.max_xfer)) {
+		msg("%s: the backstore's control string is too long", devpath);
+		goto out;
+	}
+	fmt(p, sizeof(p), "%s/control", core);
 	if (write_file(p, buf)) {
 		msg("%s: %s: %s", p, buf, strerror(errno));
 		goto out;
 	}
-	snprintf(p, sizeof(p), "%s/enable", core);
+	fmt(p, sizeof(p), "%s/enable", core);
 	if (write_file(p, "1")) {
 		msg("%s: %s", p, strerror(errno));
 		goto out;
@@ -746,29 +842,38 @@ static int do_export(const char *devpath, const struct opts *o)
 	}
 	thread = true;
 
-	/* the local target: scanning the LUN sends the first commands */
-	lio_made = true;
-	snprintf(p, sizeof(p), CFS "/loopback/%s", e.wwn);
-	if (mkdir(p, 0755) || mkdir(tpg, 0755)) {
+	/* the local target: linking the LUN scans it, which sends the
+	 * first commands (served by the thread) */
+	fmt(p, sizeof(p), CFS "/loopback/%s", e.wwn);
+	if (mkdir(p, 0755)) {
+		msg("%s: %s", p, strerror(errno));
+		goto out;
+	}
+	steps |= S_WWN;
+	if (mkdir(tpg, 0755)) {
 		msg("%s: %s", tpg, strerror(errno));
 		goto out;
 	}
-	snprintf(p, sizeof(p), "%s/nexus", tpg);
+	steps |= S_TPG;
+	fmt(p, sizeof(p), "%s/nexus", tpg);
 	snprintf(buf, sizeof(buf), "naa.5001405f%08" PRIx64, fnv1a(e.name) >> 32);
 	if (write_file(p, buf)) {
 		msg("%s: %s", p, strerror(errno));
 		goto out;
 	}
-	snprintf(p, sizeof(p), "%s/lun/lun_0", tpg);
+	steps |= S_NEXUS;
+	fmt(p, sizeof(p), "%s/lun/lun_0", tpg);
 	if (mkdir(p, 0755)) {
 		msg("%s: %s", p, strerror(errno));
 		goto out;
 	}
+	steps |= S_LUN;
 	fmt(p, sizeof(p), "%s/lun/lun_0/%s", tpg, e.name);
 	if (symlink(core, p)) {
 		msg("%s: %s", p, strerror(errno));
 		goto out;
 	}
+	steps |= S_LINK;
 	if (find_sd(tpg, e.sd, sizeof(e.sd), 30)) {
 		msg("no sd device appeared for %s in 30 s", e.name);
 		goto out;
@@ -785,8 +890,7 @@ static int do_export(const char *devpath, const struct opts *o)
 out:
 	if (daemon_pipe >= 0)
 		ready("error\n");
-	if (lio_made)
-		lio_teardown(&e);	/* with the thread still serving */
+	lio_teardown(&e, steps);	/* with the thread still serving */
 	if (thread) {
 		atomic_store(&r.stop, true);
 		pthread_join(r.thread, NULL);
@@ -795,9 +899,8 @@ out:
 		munmap(r.map, r.size);
 	if (r.fd >= 0)
 		close(r.fd);
-	if (core_made)
-		core_teardown(&e);
-	if (core_made || lio_made) {
+	core_teardown(&e, steps);
+	if (claimed) {
 		state_path(e.name, p, sizeof(p));
 		unlink(p);
 	}
@@ -811,9 +914,16 @@ out:
 
 /* ------------------------------------------------------ stop, list --- */
 
+/* The export's process is there: pid alive and still an smr-scsi (after
+ * a crash and a reboot, or a long while, the number may be another's). */
 static bool alive(pid_t pid)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	char p[64], comm[64];
+
+	if (pid <= 0 || (kill(pid, 0) && errno != EPERM))
+		return false;
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	return !read_file(p, comm, sizeof(comm)) && !strcmp(comm, "smr-scsi");
 }
 
 static int do_stop(const char *name)
@@ -843,8 +953,8 @@ static int do_stop(const char *name)
 	}
 	/* its process is gone: clear what it left */
 	msg("%s: pid %d is gone; removing what it left in configfs", name, (int)e.pid);
-	lio_teardown(&e);
-	core_teardown(&e);
+	lio_teardown(&e, S_ALL);
+	core_teardown(&e, S_ALL);
 	state_path(name, p, sizeof(p));
 	unlink(p);
 	return 0;
@@ -859,7 +969,10 @@ static int do_list(void)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || !name_ok(de->d_name) || state_read(de->d_name, &e))
+		size_t l = strlen(de->d_name);
+
+		if (de->d_name[0] == '.' || !name_ok(de->d_name) ||
+		    (l > 4 && !strcmp(de->d_name + l - 4, ".tmp")) || state_read(de->d_name, &e))
 			continue;
 		printf("%s %s /dev/%s pid %d%s\n", e.name, e.dev, e.sd[0] ? e.sd : "-",
 		       (int)e.pid, alive(e.pid) ? "" : " (gone: smr-scsi --stop)");
@@ -940,6 +1053,18 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* a relative path still names the device after --daemon's chdir
+	 * (joined to the working directory, symlinks kept: /dev/mapper/NAME
+	 * gives the export its name) */
+	if (argv[optind][0] != '/') {
+		char cwd[PATH_MAX], *abs;
+
+		if (!getcwd(cwd, sizeof(cwd)) || asprintf(&abs, "%s/%s", cwd, argv[optind]) < 0) {
+			msg("%s: %s", argv[optind], strerror(errno));
+			return 1;
+		}
+		argv[optind] = abs;
+	}
 	if (o.log) {
 		int fd = open(o.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
@@ -950,6 +1075,9 @@ int main(int argc, char **argv)
 		close(fd);
 		setvbuf(stderr, NULL, _IOLBF, 0);
 	}
+	/* a gone reader of stdout or of the daemon's pipe is no reason to die
+	 * with configfs set up: write() says EPIPE */
+	signal(SIGPIPE, SIG_IGN);
 	/* SIGTERM and friends are taken by sigwait, in every thread blocked */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
@@ -962,7 +1090,7 @@ int main(int argc, char **argv)
 		char buf[512];
 		ssize_t n;
 
-		if (pipe(fds)) {
+		if (pipe2(fds, O_CLOEXEC)) {
 			msg("pipe: %s", strerror(errno));
 			return 1;
 		}
@@ -972,6 +1100,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid > 0) {
+			/* Ctrl-C while it sets up stops the waiting */
+			pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
 			close(fds[1]);
 			n = read(fds[0], buf, sizeof(buf) - 1);
 			if (n <= 0 || !strncmp(buf, "error", 5)) {
@@ -987,6 +1117,8 @@ int main(int argc, char **argv)
 		close(fds[0]);
 		daemon_pipe = fds[1];
 		setsid();
+		if (chdir("/"))
+			return 1;
 		/* the caller's stdout may be a pipe it reads to the end, as
 		 * $(smr-scsi --daemon ...) does: let it go (and stderr once
 		 * the disk is there, in ready()) */

@@ -272,6 +272,12 @@ static void test_report(void)
 	r = run(&hm, c, 64 + 2 * 64);
 	ok(r.status == SE_GOOD && be32(buf) == NZ * 64 && r.data_in == 64 + 2 * 64,
 	   "REPORT ZONES, room for 2: the list length still counts all %d", NZ);
+	cdb16(c, 0x95, 0x00, 0, 100);
+	memset(buf, 0xee, sizeof(buf));
+	r = run(&hm, c, 100);
+	ok(r.status == SE_GOOD && r.data_in == 100 && buf[64] == SE_ZT_CONV && buf[64 + 8 + 7] == ZLEN &&
+	   buf[99] != 0xee, "REPORT ZONES, 100 bytes: the second descriptor in part, no stale bytes");
+	cdb16(c, 0x95, 0x00, 0, 64 + 2 * 64);
 	c[14] = 0x80;		/* PARTIAL */
 	r = run(&hm, c, 64 + 2 * 64);
 	ok(r.status == SE_GOOD && be32(buf) == 2 * 64, "REPORT ZONES PARTIAL: counts 2");
@@ -303,17 +309,29 @@ static void test_writes(void)
 	r = wr(2 * ZLEN + 2, ZLEN - 2, 0x33);
 	ok(r.status == SE_GOOD && zones[2].cond == SE_ZC_FULL, "fill zone 2");
 	expect_sense(wr(2 * ZLEN, 1, 0), SE_KEY_ILLEGAL_REQUEST, 0x24, 0, "write into a full zone");
-	ok(wr(3 * ZLEN, 1, 0).status == SE_GOOD && wr(4 * ZLEN, 1, 0).status == SE_GOOD,
-	   "two zones open");
-	expect_sense(wr(5 * ZLEN, 1, 0), SE_KEY_DATA_PROTECT, 0x55, 0x0e, "a third zone, limit 2");
-	cdb16(c, 0x8a, 0, NZ * ZLEN - 1, 2);
-	expect_sense(run(&hm, c, 2 * LBS), SE_KEY_ILLEGAL_REQUEST, 0x21, 0, "write past the end");
-
 	/* the data: read back what the writes left */
 	cdb16(c, 0x88, 0, 2 * ZLEN, 3);
 	r = run(&hm, c, 3 * LBS);
 	ok(r.status == SE_GOOD && buf[0] == 0x11 && buf[LBS * 2] == 0x33 && r.data_in == 3 * LBS,
 	   "READ(16) returns what was written, across the iov pieces");
+	ok(wr(3 * ZLEN, 1, 0).status == SE_GOOD && wr(4 * ZLEN, 1, 0).status == SE_GOOD,
+	   "two zones implicitly open");
+	ok(wr(5 * ZLEN, 1, 0).status == SE_GOOD,
+	   "a third, limit 2: the drive closes an implicitly open one (not the emulation's to refuse)");
+	mem_reset();
+	ok(zout(SE_ZOP_OPEN, 3 * ZLEN, 0).status == SE_GOOD && zout(SE_ZOP_OPEN, 4 * ZLEN, 0).status == SE_GOOD,
+	   "two zones explicitly open");
+	expect_sense(wr(5 * ZLEN, 1, 0), SE_KEY_DATA_PROTECT, 0x55, 0x0e,
+		     "a write opening a third, limit 2, both explicitly open");
+	zones[6].cond = SE_ZC_RDONLY;
+	expect_sense(wr(6 * ZLEN, 1, 0), SE_KEY_DATA_PROTECT, 0x27, 0x08, "a write into a read-only zone");
+	zones[6].cond = SE_ZC_OFFLINE;
+	expect_sense(wr(6 * ZLEN, 1, 0), SE_KEY_MEDIUM_ERROR, 0x2c, 0x0e, "a write into an offline zone");
+	expect_sense(zout(SE_ZOP_RESET, 6 * ZLEN, 0), SE_KEY_MEDIUM_ERROR, 0x2c, 0x0e, "RESET of an offline zone");
+	mem_reset();
+	cdb16(c, 0x8a, 0, NZ * ZLEN - 1, 2);
+	expect_sense(run(&hm, c, 2 * LBS), SE_KEY_ILLEGAL_REQUEST, 0x21, 0, "write past the end");
+
 
 	memset(c, 0, 16);
 	c[0] = 0x35;
