@@ -1,6 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 900
+# SLOW: 1
+# (About 2.5 minutes: the campaign runner and md do the work, the same
+# on every kernel; make check runs it on the first kernel only, to keep
+# CI within its hour.)
 #
 # md arrays of emulated drives through the campaign runner (fio-jobs/
 # campaign, [array] sections; docs/campaigns.md, "Arrays"):
