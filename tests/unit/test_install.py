@@ -34,7 +34,8 @@ class InstallTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="smr-install-test.")
-        built = shutil.ignore_patterns("*.o", "smrd", "smrctl", "test-units", ".*.cmd")
+        built = shutil.ignore_patterns("*.o", "smrd", "smrctl", "smr-scsi", "test-units",
+                                       "test-scsi", ".*.cmd")
         shutil.copytree(os.path.join(ROOT, "userspace"), os.path.join(cls.tmp, "userspace"),
                         ignore=built)
         for d in ("dm-smr/uapi", "dm-caveat/uapi"):
@@ -68,7 +69,7 @@ class InstallTest(unittest.TestCase):
         self.make("install", *var)
         p = prefix.lstrip("/")
         want = {p + "/sbin/smrd": 0o755, p + "/sbin/smrctl": 0o755,
-                p + "/sbin/smr-calibrate": 0o755,
+                p + "/sbin/smr-calibrate": 0o755, p + "/sbin/smr-scsi": 0o755,
                 p + "/share/man/man8/smrd.8": 0o644, p + "/share/man/man8/smrctl.8": 0o644,
                 unitdir.lstrip("/") + "/smrd.service": 0o644}
         want.update({p + "/share/smrctl/profiles/" + f: 0o644 for f in PROFILES})
@@ -122,7 +123,7 @@ class InstallTest(unittest.TestCase):
         out = self.make("CFLAGS=-O1", "CPPFLAGS=-D_FORTIFY_SOURCE=2", "LDFLAGS=-Wl,-z,relro")
         cmds = [l.split() for l in out.replace("\\\n", " ").splitlines()
                 if " -c " in l or " -o " in l]
-        self.assertEqual(len(cmds), 5, out)     # 2 objects, 3 programs
+        self.assertEqual(len(cmds), 8, out)     # 3 objects, 5 programs
         for c in cmds:
             for flag in ("-O1", "-D_FORTIFY_SOURCE=2", "-D_GNU_SOURCE", "-Wall",
                          "-I../dm-smr/uapi"):
