@@ -13,23 +13,7 @@
 #include <string.h>
 
 #include "scsi-emul.h"
-
-static int n_tests, n_fail;
-
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - ", cond ? "" : "not ", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#include "tap.h"
 
 /* ------------------------------------------------ a drive in memory --- */
 
@@ -404,6 +388,5 @@ int main(void)
 	test_writes();
 	test_zone_ops();
 	test_disk();
-	printf("1..%d\n", n_tests);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

@@ -12,24 +12,7 @@
 #include <string.h>
 
 #include "smr-util.h"
-
-static int n_tests, n_fail;
-
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#include <stdarg.h>
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - ", cond ? "" : "not ", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#include "tap.h"
 
 static void eq_str(const char *got, const char *want, const char *what)
 {
@@ -543,6 +526,5 @@ int main(int argc, char **argv)
 	test_tables();
 	test_profiles(dir);
 	test_json();
-	printf("1..%d\n# %d tests, %d failed\n", n_tests, n_tests, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }
