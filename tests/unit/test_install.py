@@ -71,7 +71,8 @@ class InstallTest(unittest.TestCase):
         want = {p + "/sbin/smrd": 0o755, p + "/sbin/smrctl": 0o755,
                 p + "/sbin/smr-calibrate": 0o755, p + "/sbin/smr-scsi": 0o755,
                 p + "/share/man/man8/smrd.8": 0o644, p + "/share/man/man8/smrctl.8": 0o644,
-                unitdir.lstrip("/") + "/smrd.service": 0o644}
+                unitdir.lstrip("/") + "/smrd.service": 0o644,
+                unitdir.lstrip("/") + "/smr-scsi@.service": 0o644}
         want.update({p + "/share/smrctl/profiles/" + f: 0o644 for f in PROFILES})
         if completion:
             want[p + "/share/bash-completion/completions/smrctl"] = 0o644
@@ -81,6 +82,9 @@ class InstallTest(unittest.TestCase):
             execstart = [l for l in f if l.startswith("ExecStart=")]
         self.assertEqual(len(execstart), 1)
         self.assertTrue(execstart[0].startswith("ExecStart=%s/sbin/smrd " % prefix), execstart)
+        with open(os.path.join(destdir, unitdir.lstrip("/"), "smr-scsi@.service")) as f:
+            execstart = [l for l in f if l.startswith("ExecStart=")]
+        self.assertEqual(execstart, ["ExecStart=%s/sbin/smr-scsi /dev/mapper/%%i\n" % prefix])
 
         # The installed smrctl, alone in a directory (no profiles/ beside
         # it, no ../share), falls back to the PREFIX it was built with.
