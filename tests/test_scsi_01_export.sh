@@ -179,12 +179,14 @@ assert_eq "smr-scsi --list: empty" "" "$("$SCSI" --list)"
 back=$(new_backing 200) || bail "no backing device"
 . "$SMR_ROOT/tests/lib/dm.sh"
 dms_create t_dm $((128 * 2048)) "$back" 65536 || bail "cannot create t_dm"
-mark=$(dmesg | wc -l)
+# (a marker in the kernel log, not a line count: a long boot's log wraps)
+mark="scsi01-dm-$$-$RANDOM"
+echo "$mark" > /dev/kmsg
 export_dev scsi_dm /dev/mapper/t_dm || bail "cannot export the drive-managed drive"
 assert_eq "sd: not zoned" none "$(sdq zoned)"
-if dmesg | tail -n +$((mark + 1)) | grep -q "Drive-managed SMR disk"; then
+if dmesg_since "$mark" | grep -q "Drive-managed SMR disk"; then
 	ok "sd: \"Drive-managed SMR disk\" (VPD 0xb1 ZONED)"
-else not_ok "sd: Drive-managed SMR disk" "$(dmesg | tail -n +$((mark + 1)) | grep sd)"; fi
+else not_ok "sd: Drive-managed SMR disk" "$(dmesg_since "$mark" | grep sd)"; fi
 check "16 MiB written at random offsets through sd, verified" \
 	fio --name=dmv --filename="$SD" --rw=randwrite --bs=16k --size=64M --io_size=16M \
 	--direct=1 --ioengine=libaio --iodepth=4 --verify=crc32c --verify_fatal=1 \
