@@ -545,7 +545,7 @@ static int zone_out(struct se_dev *d, struct se_cmd *c)
 		if (sa == SE_ZOP_OPEN && (z[0].cond == SE_ZC_EMPTY || z[0].cond == SE_ZC_CLOSED) &&
 		    no_open_resource(d, c, 1))
 			return c->status;
-		r = d->be->zone_op(d->ctx, sa, id);
+		r = d->be->zone_op(d->ctx, sa, id, z[0].len);
 		if (r)
 			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
 		c->status = SE_GOOD;
@@ -576,7 +576,7 @@ static int zone_out(struct se_dev *d, struct se_cmd *c)
 			default: act = cond != SE_ZC_EMPTY && cond != SE_ZC_OFFLINE &&
 					cond != SE_ZC_RDONLY; break;
 			}
-			if (act && d->be->zone_op(d->ctx, sa, z[i].start))
+			if (act && d->be->zone_op(d->ctx, sa, z[i].start, z[i].len))
 				return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
 		}
 		lba = z[r - 1].start + z[r - 1].len;

@@ -35,14 +35,15 @@ enum se_zone_op { SE_ZOP_CLOSE = 1, SE_ZOP_FINISH = 2, SE_ZOP_OPEN = 3, SE_ZOP_R
  * The backend. Offsets and counts in logical blocks; each returns 0 or a
  * negative errno (report: the number of zones it filled). read and write
  * move whole blocks between the device and iov; write with fua set must
- * be on the media when it returns.
+ * be on the media when it returns; zone_op acts on the zone at lba, nr
+ * blocks long (as report gave it).
  */
 struct se_backend {
 	int (*read)(void *ctx, const struct iovec *iov, int iovcnt, uint64_t lba, uint32_t nr);
 	int (*write)(void *ctx, const struct iovec *iov, int iovcnt, uint64_t lba, uint32_t nr, bool fua);
 	int (*flush)(void *ctx);
 	int (*report)(void *ctx, uint64_t lba, struct se_zone *zones, unsigned int nr);
-	int (*zone_op)(void *ctx, enum se_zone_op op, uint64_t lba);
+	int (*zone_op)(void *ctx, enum se_zone_op op, uint64_t lba, uint64_t nr);
 };
 
 /* What the drive is. */
@@ -54,7 +55,6 @@ struct se_dev {
 	uint8_t pbs_exp;		/* physical = logical << pbs_exp */
 	enum { SE_DISK, SE_DISK_DM, SE_ZBC_HM } model;	/* SE_DISK_DM: drive-managed SMR */
 	uint64_t zone_lbas;		/* SE_ZBC_HM: zone size */
-	uint32_t nr_zones;
 	uint32_t max_open;		/* 0: no limit */
 	bool wce;			/* volatile write cache on */
 	uint16_t rpm;			/* 1: not rotating; 0: not reported */

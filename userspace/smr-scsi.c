@@ -93,7 +93,6 @@ static bool fmt(char *buf, size_t len, const char *f, ...)
 struct blk {
 	int fd;
 	uint32_t lbs;
-	uint32_t zone_lbas;
 };
 
 /* All of iov, moved at offset (bytes): partial transfers resumed. */
@@ -189,19 +188,16 @@ static int blk_report(void *ctx, uint64_t lba, struct se_zone *z, unsigned int n
 	return n;
 }
 
-static int blk_zone_op(void *ctx, enum se_zone_op op, uint64_t lba)
+/* nr: the zone's own length (a smaller last zone too: the kernel
+ * refuses a range past it) */
+static int blk_zone_op(void *ctx, enum se_zone_op op, uint64_t lba, uint64_t nr)
 {
 	struct blk *b = ctx;
 	struct blk_zone_range r = {
 		.sector = lba * (b->lbs / 512),
-		.nr_sectors = (uint64_t)b->zone_lbas * (b->lbs / 512),
+		.nr_sectors = nr * (b->lbs / 512),
 	};
-	struct se_zone z;
 	unsigned long req;
-
-	/* a smaller last zone: its own length, or the kernel refuses */
-	if (blk_report(ctx, lba, &z, 1) == 1 && z.start == lba)
-		r.nr_sectors = z.len * (b->lbs / 512);
 
 	switch (op) {
 	case SE_ZOP_OPEN: req = BLKOPENZONE; break;
@@ -707,12 +703,11 @@ static int do_export(const char *devpath, const struct opts *o)
 		int n;
 
 		dev.model = SE_ZBC_HM;
-		if (ioctl(b.fd, BLKGETZONESZ, &zsect) || !zsect || ioctl(b.fd, BLKGETNRZONES, &dev.nr_zones)) {
+		if (ioctl(b.fd, BLKGETZONESZ, &zsect) || !zsect) {
 			msg("%s: host-managed but no zone size: %s", devpath, strerror(errno));
 			goto out;
 		}
-		b.zone_lbas = zsect / (b.lbs / 512);
-		dev.zone_lbas = b.zone_lbas;
+		dev.zone_lbas = zsect / (b.lbs / 512);
 		if (o->max_open >= 0)
 			dev.max_open = o->max_open;
 		else if (!queue_attr(b.fd, "max_open_zones", buf, sizeof(buf)))

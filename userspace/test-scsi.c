@@ -92,7 +92,7 @@ static int mem_report(void *ctx, uint64_t lba, struct se_zone *z, unsigned int n
 	return n;
 }
 
-static int mem_zone_op(void *ctx, enum se_zone_op op, uint64_t lba)
+static int mem_zone_op(void *ctx, enum se_zone_op op, uint64_t lba, uint64_t nr)
 {
 	struct se_zone *z = &zones[lba / ZLEN];
 
@@ -112,7 +112,7 @@ static const struct se_backend mem_be = {
 
 static struct se_dev hm = {
 	.be = &mem_be, .nr_lbas = NZ * ZLEN, .lbs = LBS, .model = SE_ZBC_HM,
-	.zone_lbas = ZLEN, .nr_zones = NZ, .max_open = 2, .wce = true, .rpm = 7200,
+	.zone_lbas = ZLEN, .max_open = 2, .wce = true, .rpm = 7200,
 	.max_xfer = 16, .product = "HM-SMR", .serial = "0123456789abcdef",
 	.naa = 0x3000000000000001ull,
 };
