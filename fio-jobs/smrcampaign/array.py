@@ -388,13 +388,15 @@ class ArraySetup:
         if mdpath and os.path.exists(mdpath):
             attempt(["mdadm", "--stop", mdpath], "mdadm --stop")
         attempt(["udevadm", "settle"], "udevadm settle")
-        for lo in loops:
+        def release(path):
             try:
-                left = self.release(lo)
-            except RuntimeError as e:
+                left = self.release(path)
+            except RuntimeError as e:      # a command timed out
                 left = str(e)
             if left:
-                self.say("  %s: %s" % (lo, left))
+                self.say("  %s: %s" % (path, left))
+        for lo in loops:
+            release(lo)
             attempt(["losetup", "-d", lo], "losetup -d")
         # No md superblock may outlive the run: udev's incremental
         # assembly (mdadm's rules) would take the drives of a later run
@@ -403,12 +405,7 @@ class ArraySetup:
             if not n.startswith(base + "_s"):
                 # (an array udev assembled from a drive, in a run that
                 # failed before unclaim(), holds it: stop that too)
-                try:
-                    left = self.release("/dev/mapper/" + n)
-                except RuntimeError as e:
-                    left = str(e)
-                if left:
-                    self.say("  %s: %s" % (n, left))
+                release("/dev/mapper/" + n)
         for n in reversed(made):
             p = attempt(["dmsetup", "status", n], "dmsetup status")
             st = p.stdout.strip() if p else ""
