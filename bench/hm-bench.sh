@@ -14,7 +14,8 @@
 #                   first region is overwritten
 #   --big DEV       huge (sparse) disk for the 10 TiB device (/dev/vdb);
 #                   its start is overwritten
-#   --runtime S     seconds per fio run (10)
+#   --runtime S     seconds per fio run of the reads (10; the writes
+#                   make one pass over the region)
 #   --region-mb N   backing region for the throughput runs (2048)
 #   --rounds N      pairs of runs per workload, even (4: linear, smr,
 #                   smr, linear, ... so that drift in a shared host's
@@ -36,10 +37,17 @@
 # Throughput: one backing region of DISK, filled once. dm-linear maps the
 # part of it that dm-smr uses for zone data (dm-smr keeps its metadata in
 # the first MiB), so both read and write the very same sectors. fio,
-# direct=1, libaio, time_based:
-#   seq write 1 MiB, queue depth 1 and 4 (smr: zonemode=zbd; depth 4
-#                    keeps 4 writes in flight in one zone: the zoned
-#                    device allows it, 6.1's dm core zone lock did not),
+# direct=1, libaio; the reads time_based, the writes one pass over the
+# region after a reset of every smr zone (a wrap-around in zbd mode would
+# reset zones inside the timed run: each reset is a commit, whose cost
+# is given on its own line, "zone reset"):
+#   seq write 1 MiB, queue depth 1 and 4 (zonemode=zbd on both: smr's
+#                    zones, and fio's emulated zones of the same size on
+#                    dm-linear, so that fio's own per-I/O zone work, a
+#                    tenth of the rate under TCG, is in both figures;
+#                    depth 4 keeps 4 writes in flight in one zone: the
+#                    zoned device allows it, 6.1's dm core zone lock
+#                    did not),
 #                    and 4 writers at depth 1, each on its own quarter
 #                    of the device
 #                    (4 zones written at once: depth 4 the zoned way)
@@ -148,10 +156,17 @@ st() {
 
 # fio_run DEV KIND EXTRA...: one time_based fio run; prints "MiB/s" for
 # bandwidth runs or "IOPS" for KIND=iops.
+# With --once first: one pass over the job's range instead (the writes).
 fio_run() {
-	local dev=$1 kind=$2 json=$WORK/fio.json; shift 2
+	local dev=$1 kind=$2 json=$WORK/fio.json
+	local -a timing=(--time_based --runtime="$RUNTIME" --ramp_time=1)
+	shift 2
+	if [ "${1:-}" = --once ]; then
+		timing=()
+		shift
+	fi
 	fio --name=bench --filename="$dev" --ioengine=libaio --direct=1 \
-		--time_based --runtime="$RUNTIME" --ramp_time=1 \
+		"${timing[@]}" \
 		--output-format=json --output="$json" "$@" > "$WORK/fio.err" 2>&1 ||
 		{ cat "$WORK/fio.err" "$json" >&2; die "fio failed on $dev: $*"; }
 	sed -n '/^{/,$p' "$json" | jq -r --arg k "$kind" '.jobs[0] |
@@ -162,9 +177,32 @@ fio_run() {
 
 # ------------------------------------------------------ throughput ---
 
+# reset_cost: what one zone reset costs (a commit: the zone table made
+# durable), zone by zone over the full zones the writes left: blkzone
+# reset's time minus blkzone report's for the same zone (the command's
+# own cost in this VM). Said in the report; dm-linear has no counterpart.
+reset_cost() {
+	local z nz=$((len / ZS_BENCH)) t0 tr=0 tq=0 full
+	full=$(st $SMR full)
+	for ((z = 0; z < nz; z++)); do
+		t0=$(now_ns)
+		blkzone report -o $((z * ZS_BENCH)) -c 1 /dev/mapper/$SMR > /dev/null ||
+			die "zone report failed"
+		tq=$((tq + $(now_ns) - t0))
+		t0=$(now_ns)
+		blkzone reset -o $((z * ZS_BENCH)) -c 1 /dev/mapper/$SMR ||
+			die "zone reset failed"
+		tr=$((tr + $(now_ns) - t0))
+	done
+	RESET_LINE=$(awk -v r=$tr -v q=$tq -v n=$nz -v f="$full" 'BEGIN {
+		printf "  zone reset (a commit): %.1f ms each, over %d zones (%s of them full)", (r - q) / n / 1e6, n, f }')
+}
+
 run_throughput() {
 	local md=2048 len ver
 	local -a names kinds units lin_args smr_args
+	local lz
+	RESET_LINE="  zone reset: not measured"
 
 	# dm-smr keeps its metadata first: 1 MiB for up to 64516 zones
 	# (docs/dm-smr.rst, Backing device size). The region is that plus
@@ -186,6 +224,7 @@ run_throughput() {
 	say "dm-smr host-managed${WCACHE:+ (write_cache $WCACHE MiB)} vs dm-linear on the same backing sectors"
 	say "  backing: $DISK sectors $md..$((md + len)) ($((len / 2048)) MiB), zones of $((ZS_BENCH / 2048)) MiB ($((len / ZS_BENCH)) zones)"
 	say "  $ver, direct=1, libaio, ${RUNTIME} s per run (1 s ramp), $ROUNDS round(s) of linear/smr in alternating order"
+	say "  writes: fio zonemode=zbd on both (dm-linear: fio's emulated $((ZS_BENCH / 2048)) MiB zones), so fio's zone work is in both figures"
 	say "  kernel $(uname -r), $(nproc) cpus; $(date -u '+%Y-%m-%d %H:%M UTC')"
 
 	log "filling the backing region once (both devices then overwrite, never allocate)"
@@ -198,20 +237,24 @@ run_throughput() {
 	       "seq read 1M qd4" "rand read 4K qd16")
 	kinds=(bw bw bw bw iops)
 	units=(MiB/s MiB/s MiB/s MiB/s IOPS)
-	lin_args=("--rw=write --bs=1M --iodepth=1"
-		  "--rw=write --bs=1M --iodepth=4"
-		  "--rw=write --bs=1M --iodepth=1 $q4"
+	# The writes: fio's zone logic on both sides, one pass over the
+	# region after a reset (see the header).
+	lz="--once --zonemode=zbd --zonesize=$((ZS_BENCH / 2048))M"
+	lin_args=("$lz --rw=write --bs=1M --iodepth=1"
+		  "$lz --rw=write --bs=1M --iodepth=4"
+		  "$lz --rw=write --bs=1M --iodepth=1 $q4"
 		  "--rw=read --bs=1M --iodepth=4"
 		  "--rw=randread --bs=4k --iodepth=16")
-	smr_args=("--rw=write --bs=1M --iodepth=1 --zonemode=zbd"
-		  "--rw=write --bs=1M --iodepth=4 --zonemode=zbd"
-		  "--rw=write --bs=1M --iodepth=1 --zonemode=zbd $q4"
+	smr_args=("--once --rw=write --bs=1M --iodepth=1 --zonemode=zbd"
+		  "--once --rw=write --bs=1M --iodepth=4 --zonemode=zbd"
+		  "--once --rw=write --bs=1M --iodepth=1 --zonemode=zbd $q4"
 		  "--rw=read --bs=1M --iodepth=4"
 		  "--rw=randread --bs=4k --iodepth=16")
 
 	local i r l s
 	for i in 0 1 2 3 4; do
 		if [ $i = 3 ]; then
+			reset_cost
 			# Reads: every smr zone full of data, as linear's region is.
 			log "resetting and filling every smr zone before the reads"
 			blkzone reset /dev/mapper/$SMR || die "zone reset failed"
@@ -223,6 +266,11 @@ run_throughput() {
 		fi
 		: > "$WORK/l"; : > "$WORK/s"
 		for ((r = 0; r < ROUNDS; r++)); do
+			# The writes start on empty zones: a reset costs a
+			# commit, timed on its own (below), not in a write run.
+			if [ $i -lt 3 ]; then
+				blkzone reset /dev/mapper/$SMR || die "zone reset failed"
+			fi
 			# ABBA: linear first in even rounds, smr first in odd ones.
 			if [ $((r % 2)) = 0 ]; then
 				l=$(fio_run /dev/mapper/$LIN ${kinds[i]} ${lin_args[i]})
@@ -241,6 +289,7 @@ run_throughput() {
 	say "  medians of $ROUNDS round(s); smr/linear is the median of each round's ratio (target >= 0.95)"
 	say "  workload              dm-linear     dm-smr  unit   smr/linear  range"
 	for r in "${ROWS[@]}"; do say "$r"; done
+	say "$RESET_LINE"
 	say "  smr status after: wp_errors $(st $SMR wp_errors), errors $(st $SMR errors), resets $(st $SMR resets)"
 	dmsetup remove $SMR; dmsetup remove $LIN
 }
