@@ -178,24 +178,32 @@ fio_run() {
 # ------------------------------------------------------ throughput ---
 
 # reset_cost: what one zone reset costs (a commit: the zone table made
-# durable), zone by zone over the full zones the writes left: blkzone
-# reset's time minus blkzone report's for the same zone (the command's
-# own cost in this VM). Said in the report; dm-linear has no counterpart.
+# durable), zone by zone over the full zones the writes left: the median
+# time of a blkzone reset of one zone, with that of a blkzone report of
+# the same zone beside it (the command's own cost in this VM). Said in
+# the report; dm-linear has no counterpart.
 reset_cost() {
-	local z nz=$((len / ZS_BENCH)) t0 tr=0 tq=0 full
+	local z nz=$((len / ZS_BENCH)) t0 full
 	full=$(st $SMR full)
+	: > "$WORK/rq"; : > "$WORK/rr"
 	for ((z = 0; z < nz; z++)); do
 		t0=$(now_ns)
 		blkzone report -o $((z * ZS_BENCH)) -c 1 /dev/mapper/$SMR > /dev/null ||
 			die "zone report failed"
-		tq=$((tq + $(now_ns) - t0))
+		echo $(($(now_ns) - t0)) >> "$WORK/rq"
 		t0=$(now_ns)
 		blkzone reset -o $((z * ZS_BENCH)) -c 1 /dev/mapper/$SMR ||
 			die "zone reset failed"
-		tr=$((tr + $(now_ns) - t0))
+		echo $(($(now_ns) - t0)) >> "$WORK/rr"
 	done
-	RESET_LINE=$(awk -v r=$tr -v q=$tq -v n=$nz -v f="$full" 'BEGIN {
-		printf "  zone reset (a commit): %.1f ms each, over %d zones (%s of them full)", (r - q) / n / 1e6, n, f }')
+	RESET_LINE=$(printf '  zone reset (a commit): %.1f ms, median of %d zones (%s full); blkzone report of one zone: %.1f ms' \
+		"$(median_ms "$WORK/rr")" "$nz" "$full" "$(median_ms "$WORK/rq")")
+}
+
+# median_ms FILE: the median of FILE's nanosecond figures, in ms.
+median_ms() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END {
+		print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) / 1e6 }'
 }
 
 run_throughput() {
