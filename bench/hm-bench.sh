@@ -16,7 +16,8 @@
 #                   its start is overwritten
 #   --runtime S     seconds per fio run of the reads (10; the writes
 #                   make one pass over the region)
-#   --region-mb N   backing region for the throughput runs (2048)
+#   --region-mb N   backing region for the throughput runs (2048; at
+#                   least 4 zones, 1024)
 #   --rounds N      pairs of runs per workload, even (4: linear, smr,
 #                   smr, linear, ... so that drift in a shared host's
 #                   speed, and whichever device runs first after the
@@ -216,7 +217,9 @@ run_throughput() {
 	# (docs/dm-smr.rst, Backing device size). The region is that plus
 	# the zones.
 	len=$(( REGION_MB * 2048 / ZS_BENCH * ZS_BENCH ))
-	[ $len -gt 0 ] || die "region of $REGION_MB MiB is smaller than a zone"
+	# 4 writers, each on whole zones of its own quarter.
+	[ $len -ge $((4 * ZS_BENCH)) ] ||
+		die "region of $REGION_MB MiB holds fewer than 4 zones of $((ZS_BENCH / 2048)) MiB (--region-mb $((4 * ZS_BENCH / 2048)) or more)"
 	[ $(( (md + len) * 512 )) -le "$(blockdev --getsize64 "$DISK")" ] ||
 		die "$DISK is smaller than $REGION_MB MiB + 1 MiB"
 
@@ -287,6 +290,9 @@ run_throughput() {
 				s=$(fio_run /dev/mapper/$SMR ${kinds[i]} ${smr_args[i]})
 				l=$(fio_run /dev/mapper/$LIN ${kinds[i]} ${lin_args[i]})
 			fi
+			# fio_run's die only left the $(...) it ran in.
+			[ -n "$l" ] && [ -n "$s" ] ||
+				die "${names[i]} round $((r + 1)): no figure (linear '$l', smr '$s')"
 			log "${names[i]} round $((r + 1)): linear $l, smr $s"
 			echo "$l" >> "$WORK/l"; echo "$s" >> "$WORK/s"
 		done
