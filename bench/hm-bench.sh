@@ -203,14 +203,13 @@ reset_cost() {
 
 # median_ms FILE: the median of FILE's nanosecond figures, in ms.
 median_ms() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END {
-		print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) / 1e6 }'
+	bench_median < "$1" | awk '{ print $1 / 1e6 }'
 }
 
 run_throughput() {
 	local md=2048 len ver
 	local -a names kinds units lin_args smr_args
-	local lz
+	local lz sz
 	RESET_LINE="  zone reset: not measured"
 
 	# dm-smr keeps its metadata first: 1 MiB for up to 64516 zones
@@ -256,19 +255,20 @@ run_throughput() {
 		  "$lz --rw=write --bs=1M --iodepth=1 $q4"
 		  "--rw=read --bs=1M --iodepth=4"
 		  "--rw=randread --bs=4k --iodepth=16")
-	smr_args=("--once --rw=write --bs=1M --iodepth=1 --zonemode=zbd"
-		  "--once --rw=write --bs=1M --iodepth=4 --zonemode=zbd"
-		  "--once --rw=write --bs=1M --iodepth=1 --zonemode=zbd $q4"
+	sz="--once --zonemode=zbd"
+	smr_args=("$sz --rw=write --bs=1M --iodepth=1"
+		  "$sz --rw=write --bs=1M --iodepth=4"
+		  "$sz --rw=write --bs=1M --iodepth=1 $q4"
 		  "--rw=read --bs=1M --iodepth=4"
 		  "--rw=randread --bs=4k --iodepth=16")
 
 	local i r l s
 	for i in 0 1 2 3 4; do
 		if [ $i = 3 ]; then
+			# Reset zone by zone, timed: every zone is empty after it.
 			reset_cost
 			# Reads: every smr zone full of data, as linear's region is.
-			log "resetting and filling every smr zone before the reads"
-			blkzone reset /dev/mapper/$SMR || die "zone reset failed"
+			log "filling every smr zone before the reads"
 			dd if=/dev/zero of=/dev/mapper/$SMR bs=1M count=$((len / 2048)) \
 				oflag=direct status=none ||
 				die "filling the smr zones failed"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # bench/lib.sh - what the benchmarks share: rounds against a baseline in
-# alternating order, and one row per ratio. Sourced by hm-bench.sh,
-# dm-bench.sh, cv-bench.sh and all-bench.sh.
+# alternating order, one row per ratio, and the median of a column of
+# figures. Sourced by hm-bench.sh, dm-bench.sh, cv-bench.sh, nl-bench.sh
+# and all-bench.sh.
 #
 # A benchmark measures a workload on the baseline (dm-linear over the same
 # sectors) and on the target, ROUNDS times, linear first in even rounds
@@ -14,6 +15,11 @@
 # per ratio, for bench/all-bench.sh's table:
 #   model <TAB> workload <TAB> median <TAB> lo <TAB> hi <TAB> rounds
 #   <TAB> linear median <TAB> target median <TAB> unit
+
+# bench_median: the median of the figures on stdin, one per line.
+bench_median() {
+	sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.4f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
 
 # bench_abba ROUNDS BASE_FN TARGET_FN [ARGS...]: runs the two functions
 # (each prints one figure; ARGS go to both) ROUNDS times in alternating

@@ -24,6 +24,7 @@
 
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/lib.sh"
 DISK=/dev/vda
 RUNTIME=10
 ROUNDS=4
@@ -70,7 +71,6 @@ start_smrd() {
 	for _ in $(seq 50); do grep -q subscribed "$WORK/events-$1.json" 2>/dev/null && return; sleep 0.2; done
 }
 stop_smrd() { kill "$SMRD_PID"; wait "$SMRD_PID" 2>/dev/null; SMRD_PID=; }
-median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.4f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 say "nl-bench: $(uname -r), $(nproc) cpus; drive-managed 512 MiB, 4 MiB bands, 32 MiB cache, idle_ms 0"
 say "fio randwrite 4 KiB, direct, libaio depth 4, ${RUNTIME}s per run, $ROUNDS rounds"
@@ -97,9 +97,9 @@ for r in $(seq 1 $((ROUNDS / 2))); do
 		awk -v s="$s" -v q="$q" 'BEGIN { printf "%.4f\n", s / q }' >> "$WORK/r"
 	done
 done
-qm=$(median < "$WORK/q")
-sm=$(median < "$WORK/s")
-rm_=$(median < "$WORK/r")
+qm=$(bench_median < "$WORK/q")
+sm=$(bench_median < "$WORK/s")
+rm_=$(bench_median < "$WORK/r")
 say "median IOPS: nobody listening $qm, smrd attached $sm"
 say "ratio smrd/nobody: $rm_ (median of rounds; range $(sort -n "$WORK/r" | head -n1)..$(sort -n "$WORK/r" | tail -n1)); target >= 0.98"
 say "kernel event counters: $("$SMRCTL" event-stats --json | grep dm-smr)"
