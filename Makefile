@@ -122,8 +122,7 @@ deps:
 
 check: deps
 	$(MAKE) -C userspace check
-	/usr/bin/python3 -m unittest discover -s tests/unit -v
-	scripts/check.sh $(if $(KVER_GIVEN),$(KVER_GIVEN) $(if $(SMOKE),smoke,full))
+	SMR_CHECK_UNIT=1 scripts/check.sh $(if $(KVER_GIVEN),$(KVER_GIVEN) $(if $(SMOKE),smoke,full))
 
 # The demo boots one kernel, Debian 12's own 6.1 (or KVER=, an installed
 # one), so it sets up only that: not 6.12, not the newest kernel's trixie

@@ -34,6 +34,12 @@
 # build or suite fails does not stop the others; the exit status and the
 # last line say how many tests passed and failed over all kernels.
 #
+# The host's Python unit tests (tests/unit) run beside the lanes when
+# SMR_CHECK_UNIT=1 (make check sets it): they take two minutes here,
+# mostly waiting on fio, make and matplotlib, and need no VM, so they
+# need not hold up the first boot. Their log is tests/results/unit.log,
+# printed whole when they fail; they count as one test in the summary.
+#
 # Environment (internal, for lane 2): SMR_CHECK_LIST (the kernels, lines
 # as scripts/kernels.sh prints), SMR_SLOW_KERNEL (the kernel that runs
 # the slow tests), SMR_RESULTS_ROOT (where tests/results is).
@@ -136,10 +142,19 @@ if [ "${SMR_CHECK_LANES:-2}" -ge 2 ] && [ -z "${SMR_CHECK_LIST:-}" ] &&
 	while read -r kver set; do
 		rm -f "$RESULTS_ROOT/$kver/suite.tap" "$RESULTS_ROOT/$kver-boots/suite.tap"
 	done <<< "$lane2"
-	( SMR_CHECK_LIST=$lane2 SMR_SLOW_KERNEL=$slow_kernel \
+	( SMR_CHECK_LIST=$lane2 SMR_SLOW_KERNEL=$slow_kernel SMR_CHECK_UNIT= \
 	  SMR_RESULTS_ROOT=$RESULTS_ROOT "$tree/scripts/check.sh" > >(sed -u 's/^/lane2: /') 2>&1
 	  echo $? > "$summary2" ) &
 	lane2_pid=$!
+fi
+
+unit_pid=
+if [ "${SMR_CHECK_UNIT:-0}" = 1 ]; then
+	mkdir -p "$RESULTS_ROOT"
+	unit_log=$RESULTS_ROOT/unit.log
+	echo "check: host unit tests beside the VM suites (log: $unit_log)"
+	/usr/bin/python3 -m unittest discover -s tests/unit -v > "$unit_log" 2>&1 &
+	unit_pid=$!
 fi
 
 while read -r kver set; do
@@ -167,6 +182,18 @@ if [ -n "$lane2" ]; then
 	fi
 fi
 
+unit_said=
+if [ -n "$unit_pid" ]; then
+	if wait "$unit_pid"; then
+		unit_said="unit tests: $(grep -E '^Ran [0-9]+ tests' "$unit_log") OK"
+	else
+		cat "$unit_log"
+		unit_said="unit tests: FAILED (above; $unit_log)"
+		bad_kernels+=("host unit tests")
+	fi
+fi
+
 [ ${#bad_kernels[@]} = 0 ] || echo "check: failures on: ${bad_kernels[*]}"
+[ -z "$unit_said" ] || echo "$unit_said"
 echo "vm suites: $passed passed, $failed failed"
 [ ${#bad_kernels[@]} = 0 ]
