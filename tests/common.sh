@@ -80,6 +80,9 @@ _record() {
 	set -- "${@//#/\\#}"	# a bare '#' would start a TAP directive
 	n=$(( $(wc -l < "$(_tap_file)") + 1 ))
 	echo "$res" >> "$(_tap_file)"
+	# When each check ended (microseconds), for _show_result's slowest
+	# steps. A file, not a variable: checks run in subshells too.
+	echo "${EPOCHREALTIME/./} $n ${1:-}" >> "$T_WORK/.tap-times"
 	case $res in
 	pass) echo "ok $n $*" ;;
 	fail) echo "not ok $n $*" ;;
@@ -127,6 +130,7 @@ _prep_test() {
 	T_WORK=$SMR_WORK
 	mkdir -p "$T_WORK"
 	: > "$T_WORK/.tap-results"
+	echo "${EPOCHREALTIME/./} 0 start" > "$T_WORK/.tap-times"
 	: > "$T_WORK/.helper-errors"
 	: > "$T_WORK/.dm-devices"
 	T_MNT=${SMR_MNT:-/tmp/smr-mnt/$TID}
@@ -176,6 +180,22 @@ _cleanup_test() {
 	exit "$rc"
 }
 
+# _show_slowest: the test's time and its three slowest steps (a step is
+# the work between a check and the one before it), to say where a slow
+# test spends its time without timing it by hand.
+_show_slowest() {
+	awk -v now="${EPOCHREALTIME/./}" '
+		NR == 1 { t0 = prev = $1; next }
+		{ d = $1 - prev; prev = $1; n = $2; $1 = ""; $2 = ""; sub(/^ +/, "")
+		  printf "%d\t%d\t%s\n", d, n, $0 }
+		END { printf "%d\t-1\ttotal\n", now - t0 }' "$T_WORK/.tap-times" 2>/dev/null |
+	sort -t "$(printf '\t')" -k1,1nr |
+	awk -F '\t' '
+		$2 == -1 { total = $1; next }
+		k < 3 { s = s sprintf("%s%d %s (%.1f s)", k ? "; " : "", $2, substr($3, 1, 50), $1 / 1e6); k++ }
+		END { printf "# time: %.1f s; slowest steps: %s\n", total / 1e6, s }'
+}
+
 # _show_result: print the plan and totals, exit with the kselftest code.
 _show_result() {
 	local f=$T_WORK/.tap-results pass fail skip total rc
@@ -194,6 +214,7 @@ _show_result() {
 	fi
 	echo "1..$total"
 	echo "# Totals: pass:$pass fail:$fail skip:$skip"
+	_show_slowest
 	if [ "$fail" -gt 0 ]; then
 		rc=$KSFT_FAIL
 	elif [ "$pass" = 0 ]; then
