@@ -38,7 +38,8 @@
 # SMR_CHECK_UNIT=1 (make check sets it): they take two minutes here,
 # mostly waiting on fio, make and matplotlib, and need no VM, so they
 # need not hold up the first boot. Their log is tests/results/unit.log,
-# printed whole when they fail; they count as one test in the summary.
+# printed whole when they fail, and a failure fails the run (named on the
+# "failures on" line); the VM summary counts VM tests only.
 #
 # Environment (internal, for lane 2): SMR_CHECK_LIST (the kernels, lines
 # as scripts/kernels.sh prints), SMR_SLOW_KERNEL (the kernel that runs

@@ -82,7 +82,7 @@ _record() {
 	echo "$res" >> "$(_tap_file)"
 	# When each check ended (microseconds), for _show_result's slowest
 	# steps. A file, not a variable: checks run in subshells too.
-	echo "${EPOCHREALTIME/./} $n ${1:-}" >> "$T_WORK/.tap-times"
+	echo "${EPOCHREALTIME//[!0-9]/} $n ${1:-}" >> "$T_WORK/.tap-times"
 	case $res in
 	pass) echo "ok $n $*" ;;
 	fail) echo "not ok $n $*" ;;
@@ -130,7 +130,7 @@ _prep_test() {
 	T_WORK=$SMR_WORK
 	mkdir -p "$T_WORK"
 	: > "$T_WORK/.tap-results"
-	echo "${EPOCHREALTIME/./} 0 start" > "$T_WORK/.tap-times"
+	echo "${EPOCHREALTIME//[!0-9]/} 0 start" > "$T_WORK/.tap-times"
 	: > "$T_WORK/.helper-errors"
 	: > "$T_WORK/.dm-devices"
 	T_MNT=${SMR_MNT:-/tmp/smr-mnt/$TID}
@@ -184,11 +184,11 @@ _cleanup_test() {
 # the work between a check and the one before it), to say where a slow
 # test spends its time without timing it by hand.
 _show_slowest() {
-	awk -v now="${EPOCHREALTIME/./}" '
+	awk -v now="${EPOCHREALTIME//[!0-9]/}" '
 		NR == 1 { t0 = prev = $1; next }
 		{ d = $1 - prev; prev = $1; n = $2; $1 = ""; $2 = ""; sub(/^ +/, "")
-		  printf "%d\t%d\t%s\n", d, n, $0 }
-		END { printf "%d\t-1\ttotal\n", now - t0 }' "$T_WORK/.tap-times" 2>/dev/null |
+		  printf "%.0f\t%d\t%s\n", d, n, $0 }
+		END { printf "%.0f\t-1\ttotal\n", now - t0 }' "$T_WORK/.tap-times" 2>/dev/null |
 	sort -t "$(printf '\t')" -k1,1nr |
 	awk -F '\t' '
 		$2 == -1 { total = $1; next }

@@ -45,11 +45,14 @@ class ShowResultTest(unittest.TestCase):
         self.assertEqual(len(slow), 1, p.stdout)
         # the slowest first, each named by its check's number and text
         steps = slow[0].split("slowest steps: ")[1].split("; ")
-        self.assertEqual([s.split(" ")[0] for s in steps], ["2", "3", "4"], slow[0])
+        # (the third, 0.1 s, may lose to a slow start on a loaded host)
+        self.assertEqual(len(steps), 3, slow[0])
+        self.assertEqual([s.split(" ")[0] for s in steps[:2]], ["2", "3"], slow[0])
         self.assertTrue(steps[0].startswith("2 slow \\# hash ("), steps[0])
         secs = [float(s.rsplit("(", 1)[1].split(" ")[0]) for s in steps]
         self.assertGreaterEqual(secs[0], 0.4)
         self.assertGreaterEqual(secs[1], 0.2)
+        self.assertGreaterEqual(secs[2], 0.1)
         total = float(slow[0].split(" ")[2])
         self.assertGreaterEqual(total, 0.7)
         self.assertLess(total, 30)
