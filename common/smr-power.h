@@ -84,6 +84,12 @@ static inline bool smr_power_is_cut(const struct smr_power *p)
 	return READ_ONCE(p->state) == SMR_POWER_CUT;
 }
 
+/* Neither armed nor cut: a command need not be counted. */
+static inline bool smr_power_is_on(const struct smr_power *p)
+{
+	return READ_ONCE(p->state) == SMR_POWER_ON;
+}
+
 /*
  * The I/O path, once per command: true if the command must fail with an
  * I/O error because the power is off (this command may be the one that

@@ -5,8 +5,10 @@
  * Zone conditions, write pointer checks and open/active resource rules
  * follow the ZBC/ZNS model as null_blk implements it. This file runs the
  * state machine for the engine's gendisk (dm-smr-zdev.c): bios arrive
- * here already split at zone boundaries, with no dm core in between, on
- * every kernel.
+ * here already split at zone boundaries, on every kernel, from the disk's
+ * submit_bio or straight from the smr target's map() (smr_zdev_map()),
+ * which sends reads of durable data to the backing device itself
+ * (smr_hm_read_remap()).
  *
  * Ordering. No block layer zone write plugging is used (the disk
  * supports zone append natively, so 6.10+ allocates no plugs, and 6.1
@@ -452,6 +454,52 @@ static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
 	}
 	smr_hm_issue(io, smr_backing_sector(sc, zno, off),
 		     smr_zone_start(sc, zno) + off);
+}
+
+/*
+ * A read the smr target may send to the backing device itself, as
+ * dm-linear would: whole blocks of one zone, all of it durable data
+ * (nothing to zero), with no timing model and no write cache (either
+ * would have to see it), the power on. Counted as smr_hm_read() counts a
+ * read. On true @bio is aimed at the backing device; on false it is
+ * untouched and goes through smr_hm_submit().
+ *
+ * What it skips, per 4 KiB read: the engine's clone and a second pass
+ * through the block layer (a bio time stamp, the split) for a bio that
+ * needs neither (docs/benchmarks.md, issue 32). It holds nothing of the
+ * engine once it returns, so it is not counted in sc->inflight; a read
+ * the power cut finds in flight fails at the target's end_io().
+ */
+bool smr_hm_read_remap(struct smr_target *sc, struct bio *bio)
+{
+	sector_t sector = bio->bi_iter.bi_sector;
+	u32 nr = bio_sectors(bio);
+	struct smr_zone *z;
+	u32 zno, off, limit;
+
+	if (sc->tm || sc->wc || bio_op(bio) != REQ_OP_READ || !nr ||
+	    (sector | nr) & (SMR_BLOCK_SECTORS - 1))
+		return false;
+	zno = smr_zone_of(sc, sector);
+	off = sector - smr_zone_start(sc, zno);
+	if (zno >= sc->nr_zones || off + nr > sc->zone_sectors)
+		return false;
+	z = &sc->zones[zno];
+
+	spin_lock_irq(&sc->lock);
+	limit = smr_zone_is_conv(sc, zno) ? sc->zone_sectors : z->dend;
+	if (off + nr > limit || z->cond == BLK_ZONE_COND_OFFLINE ||
+	    !smr_power_is_on(&sc->power)) {
+		spin_unlock_irq(&sc->lock);
+		return false;
+	}
+	sc->stats.reads++;
+	sc->stats.read_sectors += nr;
+	spin_unlock_irq(&sc->lock);
+
+	bio_set_dev(bio, sc->bdev);
+	bio->bi_iter.bi_sector = smr_backing_sector(sc, zno, off);
+	return true;
 }
 
 /*

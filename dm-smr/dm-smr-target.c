@@ -325,11 +325,15 @@ static int smr_map_bio(struct dm_target *ti, struct bio *bio)
 
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
 		return smr_dm_map(sc, bio);
-	/* Host-managed: the zoned device does the work; map as dm-linear. */
-	bio_set_dev(bio, sc->zdev_dev->bdev);
+	/*
+	 * Host-managed: the zoned device does the work. Its sectors are the
+	 * target's, as dm-linear would map them to a zoned disk; the bio
+	 * goes to its engine directly (smr_zdev_map(): no second trip
+	 * through the block layer).
+	 */
 	if (bio_sectors(bio) || op_is_zone_mgmt(bio_op(bio)))
 		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return DM_MAPIO_REMAPPED;
+	return smr_zdev_map(sc->zdev, bio);
 }
 
 static int smr_map(struct dm_target *ti, struct bio *bio)
@@ -358,8 +362,17 @@ static int smr_end_io(struct dm_target *ti, struct bio *bio,
 {
 	struct smr_target *sc = ti->private;
 
-	if (sc->mode != SMR_MODE_DRIVE_MANAGED)
+	if (sc->mode != SMR_MODE_DRIVE_MANAGED) {
+		/*
+		 * A read smr_zdev_map() sent to the backing device itself,
+		 * ending after a power cut: the drive never said it was
+		 * done (the engine's own bios already fail so).
+		 */
+		if (bio_op(bio) == REQ_OP_READ &&
+		    smr_power_is_cut(&smr_zones_of(sc)->power))
+			*error = BLK_STS_IOERR;
 		return DM_ENDIO_DONE;
+	}
 	/* The power went before the drive said it was done: it never was. */
 	if (unlikely(smr_power_is_cut(&sc->power)))
 		*error = BLK_STS_IOERR;

@@ -13,7 +13,8 @@
  * backing disk, and the smr target maps to it the way dm-linear maps to
  * a real SMR drive. dm then sees a zoned lower device on every kernel,
  * 6.1 included, so there is one host-managed path (docs/dm-smr.rst,
- * "Design of host-managed mode").
+ * "Design of host-managed mode"). The target's bios reach the engine by
+ * a function call, not a second submission (smr_zdev_map()).
  *
  * The engine belongs to the tables that use it: the constructor creates
  * it, or finds it again by backing device on a reload (the new table's
@@ -77,14 +78,9 @@ dev_t smr_zdev_devt(struct smr_zdev *zdev)
 	return disk_devt(zdev->disk);
 }
 
-static void smr_zdev_submit_bio(struct bio *bio)
+/* The engine takes @bio, within one zone and SMR_ZDEV_MAX_SECTORS. */
+static void smr_zdev_take(struct smr_zdev *zdev, struct bio *bio)
 {
-	struct smr_zdev *zdev = bio->bi_bdev->bd_disk->private_data;
-
-	/* Within one zone from here on (chunk_sectors is the zone size). */
-	bio = bio_split_to_limits(bio);
-	if (!bio)
-		return;
 	atomic_inc(&zdev->zc.inflight);
 	/*
 	 * Counted before the power is looked at: a settle that finds none
@@ -98,6 +94,16 @@ static void smr_zdev_submit_bio(struct bio *bio)
 		return;
 	}
 	smr_hm_submit(&zdev->zc, bio);
+}
+
+static void smr_zdev_submit_bio(struct bio *bio)
+{
+	struct smr_zdev *zdev = bio->bi_bdev->bd_disk->private_data;
+
+	/* Within one zone from here on (chunk_sectors is the zone size). */
+	bio = bio_split_to_limits(bio);
+	if (bio)
+		smr_zdev_take(zdev, bio);
 }
 
 #ifdef HAVE_REPORT_ZONES_ARGS
@@ -156,6 +162,42 @@ static const struct block_device_operations smr_zdev_fops = {
  * have to split one).
  */
 #define SMR_ZDEV_MAX_SECTORS	(SZ_1M >> SECTOR_SHIFT)
+
+/*
+ * The smr target's map() for a bio it aimed at this engine's disk
+ * (remapped to the disk's sectors): the engine takes it here,
+ * without a second trip through the block layer for a bio the dm core
+ * has already cut to the disk's limits. That trip cost a bio time stamp
+ * (under TCG an emulated clock read), the split, a queue reference, and
+ * for a read the engine's clone; docs/benchmarks.md has the figures.
+ *
+ * The dm core cuts bios at the target's max_io_len (the zone size), and
+ * the dm device's limits, stacked from this disk's, keep them within
+ * SMR_ZDEV_MAX_SECTORS. A bio that is nonetheless larger, or crosses a
+ * zone, goes the long way, through the disk, which splits it; nothing
+ * here depends on which kernel cut it how.
+ *
+ * Returns DM_MAPIO_REMAPPED (a read aimed at the backing device as
+ * dm-linear would aim it, or the long way: at the disk) or
+ * DM_MAPIO_SUBMITTED (the engine ends the bio; where dm's clone points
+ * does not matter then, and setting it would cost a blkcg lookup).
+ */
+int smr_zdev_map(struct smr_zdev *zdev, struct bio *bio)
+{
+	struct smr_target *sc = &zdev->zc;
+	sector_t sector = bio->bi_iter.bi_sector;
+	u32 nr = bio_sectors(bio);
+
+	if (nr > SMR_ZDEV_MAX_SECTORS ||
+	    (nr && smr_zone_of(sc, sector) != smr_zone_of(sc, sector + nr - 1))) {
+		bio_set_dev(bio, zdev->disk->part0);
+		return DM_MAPIO_REMAPPED;
+	}
+	if (smr_hm_read_remap(sc, bio))
+		return DM_MAPIO_REMAPPED;
+	smr_zdev_take(zdev, bio);
+	return DM_MAPIO_SUBMITTED;
+}
 
 static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
 {

@@ -366,6 +366,7 @@ void smr_hm_zone_dirty(struct smr_target *sc, u32 zno);
 
 /* Functions defined in dm-smr-hm.c */
 void smr_hm_submit(struct smr_target *sc, struct bio *bio);
+bool smr_hm_read_remap(struct smr_target *sc, struct bio *bio);
 void smr_hm_power_fail(struct smr_target *sc, struct bio *bio);
 
 /* Functions defined in dm-smr-wc.c: the write cache in each mode. */
@@ -407,6 +408,7 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error);
 void smr_zdev_put(struct smr_zdev *zdev);
 struct smr_target *smr_zdev_ctx(struct smr_zdev *zdev);
 dev_t smr_zdev_devt(struct smr_zdev *zdev);
+int smr_zdev_map(struct smr_zdev *zdev, struct bio *bio);
 void smr_zdev_wait_freed(void);
 
 /* The zone state of a host-managed table (the engine's context). */
