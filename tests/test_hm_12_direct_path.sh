@@ -125,7 +125,7 @@ tn=t_${TID}_tm
 # A 7200 rpm drive (tests/lib/tm.sh): random 4 KiB reads over a written
 # MiB take milliseconds each (rotation alone averages 4 ms); sent to the
 # backing directly they would take well under one under TCG.
-if dm_create "$tn" "$(hm_table $LEN "$tback" $ZS format) timing 14 $TM_K" 2> "$T_WORK/tm.err"; then
+if dm_create "$tn" "$(hm_table $LEN "$tback" $ZS format) timing 12 $TM_K" 2> "$T_WORK/tm.err"; then
 	hm_put F /dev/mapper/$tn $ZS 2048
 	out=$(fio --name=r --filename=/dev/mapper/$tn --rw=randread --bs=4k \
 		--offset=$((ZS * 512)) --size=1M --number_ios=20 --direct=1 \
