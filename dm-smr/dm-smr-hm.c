@@ -466,9 +466,14 @@ static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
  *
  * What it skips, per 4 KiB read: the engine's clone and a second pass
  * through the block layer (a bio time stamp, the split) for a bio that
- * needs neither (docs/benchmarks.md, issue 32). It holds nothing of the
- * engine once it returns, so it is not counted in sc->inflight; a read
- * the power cut finds in flight fails at the target's end_io().
+ * needs neither (docs/benchmarks.md, issue 32).
+ *
+ * It holds nothing of the engine once it returns, so it is not counted
+ * in sc->inflight, and the settle after a power cut (smr_hm_settle())
+ * does not wait for it: a read that found the power on may still reach
+ * the backing device after the cut. That is the one thing a cut drive
+ * still sends, and it changes nothing there, so what the next engine
+ * loads is the same; the read itself fails at the target's end_io().
  */
 bool smr_hm_read_remap(struct smr_target *sc, struct bio *bio)
 {

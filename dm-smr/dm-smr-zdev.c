@@ -165,36 +165,42 @@ static const struct block_device_operations smr_zdev_fops = {
 
 /*
  * The smr target's map() for a bio it aimed at this engine's disk
- * (remapped to the disk's sectors): the engine takes it here,
- * without a second trip through the block layer for a bio the dm core
- * has already cut to the disk's limits. That trip cost a bio time stamp
+ * (remapped to the disk's sectors): the engine takes it here, without a
+ * second trip through the block layer. That trip cost a bio time stamp
  * (under TCG an emulated clock read), the split, a queue reference, and
  * for a read the engine's clone; docs/benchmarks.md has the figures.
  *
- * The dm core cuts bios at the target's max_io_len (the zone size), and
- * the dm device's limits, stacked from this disk's, keep them within
- * SMR_ZDEV_MAX_SECTORS. A bio that is nonetheless larger, or crosses a
- * zone, goes the long way, through the disk, which splits it; nothing
- * here depends on which kernel cut it how.
+ * The dm core cuts bios at the target's max_io_len, the zone size, so
+ * they are within one zone on every kernel; it does not cut them to the
+ * disk's max_sectors (6.1 splits only discards and write-zeroes to the
+ * queue limits), so a bio may be larger than the engine takes in one
+ * piece. A read of durable data is aimed at the backing device whatever
+ * its size (that device splits for itself); anything else larger than
+ * SMR_ZDEV_MAX_SECTORS, or crossing a zone, goes the long way, through
+ * the disk, which splits it.
  *
- * Returns DM_MAPIO_REMAPPED (a read aimed at the backing device as
- * dm-linear would aim it, or the long way: at the disk) or
- * DM_MAPIO_SUBMITTED (the engine ends the bio; where dm's clone points
- * does not matter then, and setting it would cost a blkcg lookup).
+ * A bio the engine takes keeps the bi_bdev dm gave its clone, the dm
+ * disk (dm's alloc_tio() sets it, 6.1 to 7.x): dm's completion applies a
+ * zone append's result only for a clone of a zoned bi_bdev, which that
+ * disk is (dm_zone_endio()). The engine itself never looks at it.
+ *
+ * Returns DM_MAPIO_REMAPPED (a read aimed at the backing device, or the
+ * long way: at the disk) or DM_MAPIO_SUBMITTED (the engine ends it).
  */
 int smr_zdev_map(struct smr_zdev *zdev, struct bio *bio)
 {
 	struct smr_target *sc = &zdev->zc;
 	sector_t sector = bio->bi_iter.bi_sector;
 	u32 nr = bio_sectors(bio);
+	bool one_zone = !nr ||
+		smr_zone_of(sc, sector) == smr_zone_of(sc, sector + nr - 1);
 
-	if (nr > SMR_ZDEV_MAX_SECTORS ||
-	    (nr && smr_zone_of(sc, sector) != smr_zone_of(sc, sector + nr - 1))) {
+	if (one_zone && smr_hm_read_remap(sc, bio))
+		return DM_MAPIO_REMAPPED;
+	if (!one_zone || nr > SMR_ZDEV_MAX_SECTORS) {
 		bio_set_dev(bio, zdev->disk->part0);
 		return DM_MAPIO_REMAPPED;
 	}
-	if (smr_hm_read_remap(sc, bio))
-		return DM_MAPIO_REMAPPED;
 	smr_zdev_take(zdev, bio);
 	return DM_MAPIO_SUBMITTED;
 }
