@@ -178,7 +178,7 @@ check "r1: the rebuild took the modelled drives' time ($t s >= 0.95 x $floor s)"
 # than the modelled drives, and the time is the CPU's. (model_lag_ms
 # sums each late bio's lateness, many at a time: no gate for this.)
 # One actuator reading and writing takes at least 2 x floor; the two
-# actuators took 1.2 x on a quiet host (2026-11-27) and 1.44-1.63 x in
+# actuators took 1.2 x on a quiet host (2026-11-27) and 1.24-1.63 x in
 # single runs on 2026-11-28 (the same code: the guest's CPU, not the
 # drives), so the line is drawn at 1.8 x.
 if [ "${SMR_TIMEOUT_SCALE:-1}" = 1 ]; then
