@@ -419,6 +419,16 @@ fail:
 	smr_hm_end(sc, bio, sts);
 }
 
+/*
+ * Where a zone's readable data ends: a conventional zone's whole size, a
+ * sequential zone's durable end (reads past it return zeros). Caller
+ * holds sc->lock.
+ */
+static u32 smr_read_limit(struct smr_target *sc, u32 zno)
+{
+	return smr_zone_is_conv(sc, zno) ? sc->zone_sectors : sc->zones[zno].dend;
+}
+
 static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
 			u32 off, u32 nr)
 {
@@ -428,7 +438,7 @@ static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
 	u8 cond;
 
 	spin_lock_irq(&sc->lock);
-	limit = smr_zone_is_conv(sc, zno) ? sc->zone_sectors : z->dend;
+	limit = smr_read_limit(sc, zno);
 	cond = z->cond;
 	sc->stats.reads++;
 	sc->stats.read_sectors += nr;
@@ -492,7 +502,7 @@ bool smr_hm_read_remap(struct smr_target *sc, struct bio *bio)
 	z = &sc->zones[zno];
 
 	spin_lock_irq(&sc->lock);
-	limit = smr_zone_is_conv(sc, zno) ? sc->zone_sectors : z->dend;
+	limit = smr_read_limit(sc, zno);
 	if (off + nr > limit || z->cond == BLK_ZONE_COND_OFFLINE ||
 	    !smr_power_is_on(&sc->power)) {
 		spin_unlock_irq(&sc->lock);
