@@ -274,6 +274,25 @@ blk_status_t smr_zone_reset(struct smr_target *sc, u32 zno)
 }
 
 /*
+ * Reset every sequential zone that can be (REQ_OP_ZONE_RESET_ALL). Not
+ * under sc->lock: takes it one zone at a time and may sleep between zones.
+ */
+void smr_hm_reset_all(struct smr_target *sc)
+{
+	u32 z;
+
+	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
+		spin_lock_irq(&sc->lock);
+		/* Read-only and offline zones keep their condition. */
+		if (smr_zone_usable(&sc->zones[z]) == BLK_STS_OK &&
+		    sc->zones[z].cond != BLK_ZONE_COND_EMPTY)
+			smr_zone_reset(sc, z);
+		spin_unlock_irq(&sc->lock);
+		cond_resched();
+	}
+}
+
+/*
  * Fault injection (message "zone_cond"): force a sequential zone
  * read-only or offline, or back to empty (its data is then gone).
  */

@@ -601,22 +601,6 @@ void smr_hm_submit(struct smr_target *sc, struct bio *bio)
 		     smr_zone_start(sc, zno) + off);
 }
 
-/* Reset every sequential zone that can be (REQ_OP_ZONE_RESET_ALL). */
-static void smr_hm_reset_all(struct smr_target *sc)
-{
-	u32 z;
-
-	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
-		spin_lock_irq(&sc->lock);
-		/* Read-only and offline zones keep their condition. */
-		if (smr_zone_usable(&sc->zones[z]) == BLK_STS_OK &&
-		    sc->zones[z].cond != BLK_ZONE_COND_EMPTY)
-			smr_zone_reset(sc, z);
-		spin_unlock_irq(&sc->lock);
-		cond_resched();
-	}
-}
-
 static bool op_is_zone_reset(struct bio *bio)
 {
 	return bio_op(bio) == REQ_OP_ZONE_RESET ||

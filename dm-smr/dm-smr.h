@@ -398,7 +398,8 @@ blk_status_t smr_zone_finish(struct smr_target *sc, u32 zno);
 blk_status_t smr_zone_reset(struct smr_target *sc, u32 zno);
 void smr_zone_orphan(struct smr_target *sc, struct smr_zone *z, bool orphan);
 bool smr_zone_has_stale(struct smr_zone *z);
-/* Takes sc->lock. */
+/* Take sc->lock. */
+void smr_hm_reset_all(struct smr_target *sc);
 int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond);
 void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz);
 void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s);
