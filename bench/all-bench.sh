@@ -47,8 +47,8 @@ part() {
 	else not_ok "$name measured" "$name exited $rc"; fi
 }
 
-disk=$(new_backing 2100) || bail "no backing for hm"
-part hm bash "$SMR_ROOT/bench/hm-bench.sh" --disk "$disk" --no-big --region-mb 2048 \
+disk=$(new_backing 8300) || bail "no backing for hm"
+part hm bash "$SMR_ROOT/bench/hm-bench.sh" --disk "$disk" --no-big --region-mb 8192 \
 	--rounds "$ROUNDS" --runtime "$RUNTIME"
 disk=$(new_backing 2700) || bail "no backing for dm"
 part dm bash "$SMR_ROOT/bench/dm-bench.sh" --disk "$disk" --ratios-only --dev-mb 2048 \

@@ -16,7 +16,8 @@
 #                   its start is overwritten
 #   --runtime S     seconds per fio run of the reads (10; the writes
 #                   make one pass over the region)
-#   --region-mb N   backing region for the throughput runs (2048; at
+#   --region-mb N   backing region for the throughput runs (8192: a
+#                   write pass then lasts seconds even at 3 GB/s; at
 #                   least 4 zones, 1024)
 #   --rounds N      pairs of runs per workload, even (4: linear, smr,
 #                   smr, linear, ... so that drift in a shared host's
@@ -58,6 +59,15 @@
 # (a read past a zone's written data returns zeros without I/O, which
 # would flatter the target).
 #
+# Write order: dm-smr acknowledges a zone's writes in write pointer order
+# (docs/dm-smr.rst), so a write the backing disk completes before an
+# earlier one waits for it; dm-linear passes each completion on at once.
+# One more depth-4 pass over the smr device, with the block layer's
+# request events on the disk under DISK, says how often the disk
+# completed a write after a later one and how long a write waited for
+# order on average, beside the disk's own time per write ("write order"
+# line). Needs tracefs and a request-based disk at the bottom.
+#
 # Huge device: a 10 TiB smr device with 256 MiB zones (40960) on BIG,
 # created with "format", then removed and created again without it (the
 # load path): each "dmsetup create" timed as one command (what a user
@@ -78,7 +88,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DISK=/dev/vda
 BIG=/dev/vdb
 RUNTIME=10
-REGION_MB=2048
+REGION_MB=8192
 ROUNDS=4
 BIG_TIB=10
 REPS=5
@@ -201,6 +211,74 @@ reset_cost() {
 		"$(median_ms "$WORK/rr")" "$nz" "$full" "$(median_ms "$WORK/rq")")
 }
 
+# bottom_disk DEV: the whole disk at the bottom of DEV's stack (one
+# device-mapper or partition layer after another, one device under each),
+# as "major:minor"; fails if a layer has more than one device under it.
+bottom_disk() {
+	local b s n
+	b=$(basename "$(readlink -f "$1")")
+	while :; do
+		[ -e "/sys/class/block/$b/partition" ] &&
+			b=$(basename "$(readlink -f "/sys/class/block/$b/..")")
+		n=$(ls "/sys/class/block/$b/slaves" 2> /dev/null | wc -l)
+		[ "$n" = 0 ] && break
+		[ "$n" = 1 ] || return 1
+		s=$(ls "/sys/class/block/$b/slaves")
+		b=$s
+	done
+	cat "/sys/class/block/$b/dev"
+}
+
+# order_cost: the "write order" line (see the header). Leaves every smr
+# zone full, as the write rows do.
+order_cost() {
+	local t=/sys/kernel/tracing mm ma mi ev
+	ORDER_LINE="  write order: not measured"
+	[ -d $t/events ] || mount -t tracefs nodev $t 2> /dev/null
+	[ -w $t/events/block/block_rq_issue/enable ] || {
+		ORDER_LINE+=" (no tracefs block events)"; return 0; }
+	mm=$(bottom_disk "$DISK") || {
+		ORDER_LINE+=" ($DISK is over more than one disk)"; return 0; }
+	ma=${mm%:*}; mi=${mm#*:}
+	blkzone reset /dev/mapper/$SMR || die "zone reset failed"
+	echo 0 > $t/tracing_on; echo > $t/trace
+	for ev in block_rq_issue block_rq_complete; do
+		echo "dev == $(( (ma << 20) | mi ))" > $t/events/block/$ev/filter
+		echo 1 > $t/events/block/$ev/enable
+	done
+	echo 1 > $t/tracing_on
+	fio_run /dev/mapper/$SMR bw $sz --rw=write --bs=1M --iodepth=4 > /dev/null
+	echo 0 > $t/tracing_on
+	for ev in block_rq_issue block_rq_complete; do
+		echo 0 > $t/events/block/$ev/enable
+		echo 0 > $t/events/block/$ev/filter
+	done
+	# "TIME: block_rq_issue: MA,MI RWBS [BYTES] () SECTOR + NR ...": the
+	# writes with data, as "sector issued completed", by sector; then
+	# each write's wait is the latest completion among those up to it
+	# (in sector order) less its own.
+	ORDER_LINE=$(awk -v dev="$ma,$mi" '
+		/block_rq_(issue|complete): / {
+			for (i = 1; i <= NF; i++) if ($i == dev) break
+			if (i > NF || $(i + 1) !~ /W/) next
+			for (j = i + 2; j <= NF && $j != "+"; j++) ;
+			if (j > NF || $(j + 1) + 0 == 0) next
+			ts = $0; sub(/: block_rq_.*/, "", ts); sub(/.* /, "", ts)
+			if ($0 ~ /block_rq_issue/) iss[$(j - 1)] = ts
+			else done[$(j - 1)] = ts
+		}
+		END { for (s in done) if (s in iss) print s, iss[s], done[s] }' $t/trace |
+		sort -n | awk '
+		{ n++; svc += $3 - $2
+		  if ($3 < last) { late++; wait += last - $3 } else last = $3 }
+		END {
+			if (n < 100) { print "  write order: not measured (" n + 0 " writes seen)"; exit }
+			printf "  write order (seq write 1M qd4, one pass): %d writes; the disk completed %.0f%% after a later one; waiting for order: %.0f us per write on average, %.1f%% of the disk'"'"'s %.0f us per write\n",
+				n, 100 * late / n, 1e6 * wait / n, 100 * wait / svc, 1e6 * svc / n
+		}')
+	echo > $t/trace
+}
+
 # median_ms FILE: the median of FILE's nanosecond figures, in ms.
 median_ms() {
 	bench_median < "$1" | awk '{ print $1 / 1e6 }'
@@ -211,6 +289,7 @@ run_throughput() {
 	local -a names kinds units lin_args smr_args
 	local lz sz
 	RESET_LINE="  zone reset: not measured"
+	ORDER_LINE="  write order: not measured"
 
 	# dm-smr keeps its metadata first: 1 MiB for up to 64516 zones
 	# (docs/dm-smr.rst, Backing device size). The region is that plus
@@ -265,6 +344,7 @@ run_throughput() {
 	local i r l s
 	for i in 0 1 2 3 4; do
 		if [ $i = 3 ]; then
+			order_cost
 			# Reset zone by zone, timed: every zone is empty after it.
 			reset_cost
 			# Reads: every smr zone full of data, as linear's region is.
@@ -303,6 +383,7 @@ run_throughput() {
 	say "  medians of $ROUNDS round(s); smr/linear is the median of each round's ratio (target >= 0.95)"
 	say "  workload              dm-linear     dm-smr  unit   smr/linear  range"
 	for r in "${ROWS[@]}"; do say "$r"; done
+	say "$ORDER_LINE"
 	say "$RESET_LINE"
 	say "  smr status after: wp_errors $(st $SMR wp_errors), errors $(st $SMR errors), resets $(st $SMR resets)"
 	dmsetup remove $SMR; dmsetup remove $LIN
