@@ -215,22 +215,22 @@ reset_cost() {
 # device-mapper or partition layer after another, one device under each),
 # as "major:minor"; fails if a layer has more than one device under it.
 bottom_disk() {
-	local b s n
+	local b under
 	b=$(basename "$(readlink -f "$1")")
 	while :; do
 		[ -e "/sys/class/block/$b/partition" ] &&
 			b=$(basename "$(readlink -f "/sys/class/block/$b/..")")
-		n=$(ls "/sys/class/block/$b/slaves" 2> /dev/null | wc -l)
-		[ "$n" = 0 ] && break
-		[ "$n" = 1 ] || return 1
-		s=$(ls "/sys/class/block/$b/slaves")
-		b=$s
+		under=($(ls "/sys/class/block/$b/slaves" 2> /dev/null))
+		[ ${#under[@]} = 0 ] && break
+		[ ${#under[@]} = 1 ] || return 1
+		b=${under[0]}
 	done
 	cat "/sys/class/block/$b/dev"
 }
 
-# order_cost: the "write order" line (see the header). Leaves every smr
-# zone full, as the write rows do.
+# order_cost FIO_ARGS...: the "write order" line (see the header), from
+# one pass of the depth-4 write row's job on the smr device. Leaves every
+# smr zone full, as the write rows do.
 order_cost() {
 	local t=/sys/kernel/tracing mm ma mi ev
 	ORDER_LINE="  write order: not measured"
@@ -247,7 +247,7 @@ order_cost() {
 		echo 1 > $t/events/block/$ev/enable
 	done
 	echo 1 > $t/tracing_on
-	fio_run /dev/mapper/$SMR bw $sz --rw=write --bs=1M --iodepth=4 > /dev/null
+	fio_run /dev/mapper/$SMR bw "$@" > /dev/null
 	echo 0 > $t/tracing_on
 	for ev in block_rq_issue block_rq_complete; do
 		echo 0 > $t/events/block/$ev/enable
@@ -277,6 +277,7 @@ order_cost() {
 				n, 100 * late / n, 1e6 * wait / n, 100 * wait / svc, 1e6 * svc / n
 		}')
 	echo > $t/trace
+	echo 1 > $t/tracing_on
 }
 
 # median_ms FILE: the median of FILE's nanosecond figures, in ms.
@@ -289,7 +290,6 @@ run_throughput() {
 	local -a names kinds units lin_args smr_args
 	local lz sz
 	RESET_LINE="  zone reset: not measured"
-	ORDER_LINE="  write order: not measured"
 
 	# dm-smr keeps its metadata first: 1 MiB for up to 64516 zones
 	# (docs/dm-smr.rst, Backing device size). The region is that plus
@@ -344,7 +344,7 @@ run_throughput() {
 	local i r l s
 	for i in 0 1 2 3 4; do
 		if [ $i = 3 ]; then
-			order_cost
+			order_cost ${smr_args[1]}
 			# Reset zone by zone, timed: every zone is empty after it.
 			reset_cost
 			# Reads: every smr zone full of data, as linear's region is.
