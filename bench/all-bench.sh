@@ -12,9 +12,10 @@
 #           in one zone, 4 writers on 4 zones, sequential and random reads
 #   dm      bench/dm-bench.sh --ratios-only: random writes into the cache,
 #           sequential writes (bypass), sequential and random reads
-#   caveat  bench/cv-bench.sh on the scratch disk: sequential and random
-#           reads and writes, plain and with write_cache, and the bound
-#           docs/dm-caveat.rst states for random overwrites
+#   caveat  bench/cv-bench.sh on 4 GiB of the scratch disk: sequential
+#           and random reads and writes, plain and with write_cache, and
+#           the bounds docs/dm-caveat.rst states for random overwrites and
+#           sequential rewrites
 #   timing  caveat with DID 0 and no timing over a memory-backed null_blk,
 #           4 KiB random writes at depth 32: what the model's hooks cost
 #           while the model is off (bench/tm-bench.sh part 1)
@@ -54,7 +55,7 @@ disk=$(new_backing 2700) || bail "no backing for dm"
 part dm bash "$SMR_ROOT/bench/dm-bench.sh" --disk "$disk" --ratios-only --dev-mb 2048 \
 	--phase-cache-mb 192 --phase-mb 128 --rounds "$ROUNDS" --io-runtime "$RUNTIME"
 part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
-	CV_BENCH_NULLB=0 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
+	CV_BENCH_MB=4096 CV_BENCH_NULLB=0 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
 
 # The timing model's cost while off: tm-bench.sh part 1 in rounds.
 nb=$(new_nullb 1024) || bail "no null_blk"

@@ -17,6 +17,13 @@
 # 4 KiB writes spread over a 1 TiB device (CV_BENCH_MEM=0 leaves it out).
 # Under TCG the absolute figures mean little; the ratios and the memory
 # figures do.
+#
+# Sequential runs are one whole pass over the extent, random ones stop
+# after CV_BENCH_RUNTIME seconds. The extent is CV_BENCH_MB (2048) on the
+# scratch disk, so that a sequential pass at dm-linear's 1.5-3 GB/s here
+# lasts a second or more (at 128 MiB, as until 2026-11-28, a pass took a
+# tenth of a second), and CV_BENCH_NULLB_MB (128) on null_blk, which
+# holds its data in the VM's memory.
 . "$(dirname "$0")/../tests/common.sh"
 . "$SMR_ROOT/tests/lib/cv.sh"
 _prep_test "caveat benchmark"
@@ -24,18 +31,23 @@ require_cmd fio dmsetup
 require_target caveat
 
 . "$SMR_ROOT/bench/lib.sh"
-SIZE=${CV_BENCH_MB:-128}
+SIZE=${CV_BENCH_MB:-2048}
+NULLB_SIZE=${CV_BENCH_NULLB_MB:-128}
 RUNTIME=${CV_BENCH_RUNTIME:-10}
 ROUNDS=${CV_BENCH_ROUNDS:-2}
 
-# fio_bw DEV RW BS [QD [FIO-ARGS...]]: bandwidth in KiB/s of one short
-# fio job (iodepth QD, default 8).
+# fio_bw DEV RW BS [QD [FIO-ARGS...]]: bandwidth in KiB/s of one fio
+# job (iodepth QD, default 8): a whole pass over the extent for
+# sequential I/O (a pass cut short would leave the blocks after its last
+# write damaged, and the next run's reads would fail there), at most
+# RUNTIME seconds of random I/O.
 fio_bw() {
-	local dev=$1 rw=$2 bs=$3 qd=${4:-8} out
+	local dev=$1 rw=$2 bs=$3 qd=${4:-8} out rt=$RUNTIME
 	shift 4 2>/dev/null || shift $#
+	case $rw in rand*) ;; *) rt=600 ;; esac
 	out=$(cd "$T_WORK" && fio --name=b --filename="$dev" --rw="$rw" --bs="$bs" \
 		--size=${SIZE}M --direct=1 --ioengine=libaio --iodepth="$qd" \
-		--runtime="$RUNTIME" --time_based=0 --randrepeat=1 "$@" \
+		--runtime="$rt" --time_based=0 --randrepeat=1 "$@" \
 		--output-format=terse --terse-version=3 2>/dev/null)
 	# terse v3: field 7 read bw (KiB/s), field 48 write bw.
 	case $rw in
@@ -86,13 +98,18 @@ cav_run() {
 # the rows of the ratios (bench/lib.sh).
 bench_pair() {
 	local tag=$1 dev=$2 sectors=$3 off=$4 w name r l c x wc=0 dsync m=caveat fresh
-	local order back seq v
+	local order back seq v l1m=0
+	SIZE=$((sectors / 2048))
 	[ "$tag" = disk ] || m="caveat/$tag"
 	CV_BASE="0 $sectors caveat $dev 16 6"
 	[ "$(cat "/sys/block/$(basename "$(readlink -f "$dev")")/queue/write_cache")" = "write back" ] &&
 		[ "${CV_BENCH_WC:-1}" = 1 ] && wc=1
 	blkdiscard "$dev" 2>/dev/null
 	dm_create cvb_lin "0 $sectors linear $dev $off" || bail "cannot create dm-linear"
+	# Written once, so that no measured run is the first write to a
+	# sector (which allocates space in a sparse disk image, or a page of
+	# null_blk), whichever device happens to run first.
+	fio_bw /dev/mapper/cvb_lin write 1M 8 > /dev/null
 	on_cav fresh || bail "cannot create caveat"
 	if [ $wc = 1 ]; then
 		diag "bench: $tag: $ROUNDS round(s) of dm-linear, caveat, caveat with write_cache 1024 in turn"
@@ -128,6 +145,7 @@ bench_pair() {
 			if [ "${l:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && [ "${x:-1}" -gt 0 ]; then :
 			else not_ok "$tag: $name round $((r + 1)) measured" "linear '$l' caveat '$c' write_cache '$x'"; fi
 		done
+		[ "$name" = "seq rewrite 1M qd8" ] && l1m=$(bench_median < <(awk '{ print $1 }' "$T_WORK/cav"))
 		diag "bench: $tag: $(bench_row "$m" "$name" KiB/s "$T_WORK/cav")"
 		[ $wc = 1 ] && diag "bench: $tag: $(bench_row "$m+write_cache" "$name" KiB/s "$T_WORK/wc")"
 		ok "$tag: $name measured"
@@ -138,16 +156,28 @@ bench_pair() {
 	# FUA (O_DSYNC). A write that damages live data cannot be issued
 	# before one such write (its journal block) completes: at a fixed
 	# depth caveat's random overwrites reach about W / (J + W) of
-	# dm-linear's (docs/dm-caveat.rst).
+	# dm-linear's (docs/dm-caveat.rst). A sequential rewrite waits for
+	# the same 4 KiB journal write J, before a 1 MiB write W: its bound
+	# takes W from dm-linear's 1 MiB writes at the same depth (the
+	# rewrite row's own dm-linear runs).
 	l=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8)
 	dsync=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8 --sync=dsync)
 	dm_remove cvb_lin
 	r=$(awk -v l="$l" -v c="$dsync" 'BEGIN { if (c > 0) printf "%.2f", 1 / (1 + l / c); else print "n/a" }')
 	diag "bench: $tag: dm-linear random writes $((l / 1024)) MB/s, with FUA $((dsync / 1024)) MB/s: the bound W / (J + W) for caveat's random overwrites at depth 8 is $r"
-	if [ -n "${BENCH_RATIOS:-}" ] && [ "$r" != n/a ]; then
-		printf '%s\t%s\t%s\t%s\t%s\t1\t%s\t%s\tKiB/s\n' "$m" "bound W/(J+W) qd8" "$r" "$r" "$r" \
-			"$l" "$dsync" >> "$BENCH_RATIOS"
-	fi
+	bound_row "$m" "bound W/(J+W) qd8" "$r" "$l" "$dsync"
+	# Per write at depth 8: W = 1 MiB / (dm-linear's 1 MiB rate), J =
+	# 4 KiB / (the FUA rate); the ratio W / (J + W).
+	r=$(awk -v l="${l1m:-0}" -v c="$dsync" 'BEGIN { if (c > 0 && l > 0) printf "%.2f", (1024 / l) / (4 / c + 1024 / l); else print "n/a" }')
+	diag "bench: $tag: dm-linear 1 MiB writes $((${l1m%.*} / 1024)) MB/s: the bound W / (J + W) for caveat's sequential rewrites at depth 8 is $r"
+	bound_row "$m" "bound rewrite 1M qd8" "$r" "${l1m:-0}" "$dsync"
+}
+
+# bound_row MODEL NAME RATIO LINEAR OTHER: a bound, as a row of
+# all-bench.sh's table (one "round", no range).
+bound_row() {
+	[ -n "${BENCH_RATIOS:-}" ] && [ "$3" != n/a ] || return 0
+	printf '%s\t%s\t%s\t%s\t%s\t1\t%s\t%s\tKiB/s\n' "$1" "$2" "$3" "$3" "$3" "$4" "$5" >> "$BENCH_RATIOS"
 }
 
 backing=$(new_backing $((SIZE + 8))) || bail "no backing device"
@@ -158,8 +188,8 @@ bench_pair "disk" "$backing" $((SIZE * 2048)) 2048
 # costs what a plain write does, so the journal's price is its own write.
 if [ "${CV_BENCH_NULLB:-1}" = 0 ]; then
 	skip "null_blk backing" "CV_BENCH_NULLB=0"
-elif nb=$(new_nullb $((SIZE + 8))); then
-	bench_pair "null_blk" "$nb" $((SIZE * 2048)) 2048
+elif nb=$(new_nullb $((NULLB_SIZE + 8))); then
+	bench_pair "null_blk" "$nb" $((NULLB_SIZE * 2048)) 2048
 else
 	skip "null_blk backing" "cannot create a null_blk device"
 fi
