@@ -62,11 +62,13 @@
 # Write order: dm-smr acknowledges a zone's writes in write pointer order
 # (docs/dm-smr.rst), so a write the backing disk completes before an
 # earlier one waits for it; dm-linear passes each completion on at once.
-# One more depth-4 pass over the smr device, with the block layer's
-# request events on the disk under DISK, says how often the disk
-# completed a write after a later one and how long a write waited for
-# order on average, beside the disk's own time per write ("write order"
-# line). Needs tracefs and a request-based disk at the bottom.
+# One more depth-4 pass over each device, with the block layer's bio
+# events on the device and its request events on the disk under DISK,
+# gives the "write order" line: the mean time from the disk's completion
+# of a write to the device's, on each device, how much of smr's is the
+# wait for earlier writes (and how often the disk completed a write
+# after a later one), and the disk's own time per write. Needs tracefs
+# and one request-based disk at the bottom.
 #
 # Huge device: a 10 TiB smr device with 256 MiB zones (40960) on BIG,
 # created with "format", then removed and created again without it (the
@@ -228,56 +230,102 @@ bottom_disk() {
 	cat "/sys/class/block/$b/dev"
 }
 
-# order_cost FIO_ARGS...: the "write order" line (see the header), from
-# one pass of the depth-4 write row's job on the smr device. Leaves every
-# smr zone full, as the write rows do.
-order_cost() {
-	local t=/sys/kernel/tracing mm ma mi ev
-	ORDER_LINE="  write order: not measured"
-	[ -d $t/events ] || mount -t tracefs nodev $t 2> /dev/null
-	[ -w $t/events/block/block_rq_issue/enable ] || {
-		ORDER_LINE+=" (no tracefs block events)"; return 0; }
-	mm=$(bottom_disk "$DISK") || {
-		ORDER_LINE+=" ($DISK is over more than one disk)"; return 0; }
-	ma=${mm%:*}; mi=${mm#*:}
-	blkzone reset /dev/mapper/$SMR || die "zone reset failed"
+# devno MAJ:MIN: the number tracefs block events filter "dev" on.
+devno() {
+	echo $(( (${1%:*} << 20) | ${1#*:} ))
+}
+
+# traced_pass DEV FIO_ARGS...: one fio pass on /dev/mapper/DEV with the
+# block layer's bio events on DEV and its request events on the disk at
+# the bottom (MAJ:MIN in BOTTOM); the trace lines go to stdout.
+traced_pass() {
+	local t=/sys/kernel/tracing dev=$1 top ev
+	shift
+	top=$(cat "/sys/block/$(basename "$(readlink -f "/dev/mapper/$dev")")/dev")
 	echo 0 > $t/tracing_on; echo > $t/trace
+	for ev in block_bio_queue block_bio_complete; do
+		echo "dev == $(devno "$top")" > $t/events/block/$ev/filter
+		echo 1 > $t/events/block/$ev/enable
+	done
 	for ev in block_rq_issue block_rq_complete; do
-		echo "dev == $(( (ma << 20) | mi ))" > $t/events/block/$ev/filter
+		echo "dev == $(devno "$BOTTOM")" > $t/events/block/$ev/filter
 		echo 1 > $t/events/block/$ev/enable
 	done
 	echo 1 > $t/tracing_on
-	fio_run /dev/mapper/$SMR bw "$@" > /dev/null
+	fio_run /dev/mapper/$dev bw "$@" > /dev/null
 	echo 0 > $t/tracing_on
-	for ev in block_rq_issue block_rq_complete; do
+	for ev in block_bio_queue block_bio_complete block_rq_issue block_rq_complete; do
 		echo 0 > $t/events/block/$ev/enable
 		echo 0 > $t/events/block/$ev/filter
 	done
-	# "TIME: block_rq_issue: MA,MI RWBS [BYTES] () SECTOR + NR ...": the
-	# writes with data, as "sector issued completed", by sector; then
-	# each write's wait is the latest completion among those up to it
-	# (in sector order) less its own.
-	ORDER_LINE=$(awk -v dev="$ma,$mi" '
-		/block_rq_(issue|complete): / {
-			for (i = 1; i <= NF; i++) if ($i == dev) break
+	echo "top ${top/:/,}"
+	cat $t/trace
+	echo > $t/trace
+	echo 1 > $t/tracing_on
+}
+
+# after_disk: reads traced_pass's output; prints "n late wait after svc"
+# in microseconds per write: how many 1 MiB writes of the device there
+# were, how many the disk completed after a later one, their mean wait
+# for those earlier writes, the mean time from the disk's completion of a
+# write (its last piece) to the device's, and the disk's own time per
+# write. A write's pieces on the disk are found by sector: the pass
+# starts at sector 0 of the device, so the disk's lowest sector is the
+# device's 0.
+after_disk() {
+	awk -v disk="${BOTTOM/:/,}" '
+		$1 == "top" { top = $2; next }
+		/block_(bio|rq)_[a-z]*: / {
+			for (i = 1; i <= NF; i++) if ($i == top || $i == disk) break
 			if (i > NF || $(i + 1) !~ /W/) next
 			for (j = i + 2; j <= NF && $j != "+"; j++) ;
 			if (j > NF || $(j + 1) + 0 == 0) next
-			ts = $0; sub(/: block_rq_.*/, "", ts); sub(/.* /, "", ts)
-			if ($0 ~ /block_rq_issue/) iss[$(j - 1)] = ts
-			else done[$(j - 1)] = ts
+			ts = $0; sub(/: block_.*/, "", ts); sub(/.* /, "", ts)
+			s = $(j - 1)
+			if ($i == top && /block_bio_queue/ && !(s in q)) q[s] = ts
+			else if ($i == top && /block_bio_complete/) c[s] = ts
+			else if ($i == disk && /block_rq_issue/) iss[s] = ts
+			else if ($i == disk && /block_rq_complete/ && (s in iss)) {
+				n++; rs[n] = s; ri[n] = iss[s]; rc[n] = ts
+				if (min == "" || s + 0 < min) min = s + 0
+			}
 		}
-		END { for (s in done) if (s in iss) print s, iss[s], done[s] }' $t/trace |
-		sort -n | awk '
-		{ n++; svc += $3 - $2
-		  if ($3 < last) { late++; wait += last - $3 } else last = $3 }
 		END {
-			if (n < 100) { print "  write order: not measured (" n + 0 " writes seen)"; exit }
-			printf "  write order (seq write 1M qd4, one pass): %d writes; the disk completed %.0f%% after a later one; waiting for order: %.0f us per write on average, %.1f%% of the disk'"'"'s %.0f us per write\n",
-				n, 100 * late / n, 1e6 * wait / n, 100 * wait / svc, 1e6 * svc / n
-		}')
-	echo > $t/trace
-	echo 1 > $t/tracing_on
+			for (k = 1; k <= n; k++) {
+				b = int((rs[k] - min) / 2048) * 2048
+				if (!(b in f) || ri[k] < f[b]) f[b] = ri[k]
+				if (!(b in l) || rc[k] > l[b]) l[b] = rc[k]
+			}
+			for (b in q) if ((b in c) && (b in f)) print b, f[b], l[b], c[b]
+		}' | sort -n | awk '
+		{ n++; svc += $3 - $2; after += $4 - $3
+		  if ($3 < last) { late++; wait += last - $3 } else last = $3 }
+		END { if (n) printf "%d %d %.1f %.1f %.1f\n", n, late, 1e6 * wait / n, 1e6 * after / n, 1e6 * svc / n }'
+}
+
+# order_cost FIO_ARGS...: the "write order" line (see the header), from
+# one traced pass of the depth-4 write row's job on each device. Leaves
+# every smr zone full, as the write rows do.
+order_cost() {
+	local t=/sys/kernel/tracing lin smr
+	ORDER_LINE="  write order: not measured"
+	[ -d $t/events ] || mount -t tracefs nodev $t 2> /dev/null
+	[ -w $t/events/block/block_bio_complete/enable ] || {
+		ORDER_LINE+=" (no tracefs block events)"; return 0; }
+	BOTTOM=$(bottom_disk "$DISK") || {
+		ORDER_LINE+=" ($DISK is over more than one disk)"; return 0; }
+	blkzone reset /dev/mapper/$SMR || die "zone reset failed"
+	lin=$(traced_pass $LIN "${LIN_ORDER_ARGS[@]}" | after_disk)
+	smr=$(traced_pass $SMR "$@" | after_disk)
+	set -- $lin $smr
+	if [ $# != 10 ] || [ "$1" -lt 100 ] || [ "$6" -lt 100 ]; then
+		ORDER_LINE+=" (writes seen: '$lin' '$smr')"
+		return 0
+	fi
+	ORDER_LINE=$(awk -v ln="$1" -v ll="$2" -v lw="$3" -v la="$4" -v ls="$5" \
+		-v sn="$6" -v sl="$7" -v sw="$8" -v sa="$9" -v ss="${10}" 'BEGIN {
+		printf "  write order (seq write 1M qd4, one traced pass each): from the disk'"'"'s completion of a write to the device'"'"'s, dm-linear %.0f us, smr %.0f us, of which %.0f us waiting for earlier writes (the disk completed %.0f%% of smr'"'"'s writes after a later one); the disk'"'"'s own time per write: dm-linear %.0f us, smr %.0f us; smr'"'"'s extra time after the disk: %.1f%% of its time per write (disk and after)\n",
+			la, sa, sw, 100 * sl / sn, ls, ss, 100 * (sa - la) / (ss + sa) }')
 }
 
 # median_ms FILE: the median of FILE's nanosecond figures, in ms.
@@ -344,6 +392,7 @@ run_throughput() {
 	local i r l s
 	for i in 0 1 2 3 4; do
 		if [ $i = 3 ]; then
+			LIN_ORDER_ARGS=(${lin_args[1]})
 			order_cost ${smr_args[1]}
 			# Reset zone by zone, timed: every zone is empty after it.
 			reset_cost
