@@ -55,7 +55,7 @@ disk=$(new_backing 2700) || bail "no backing for dm"
 part dm bash "$SMR_ROOT/bench/dm-bench.sh" --disk "$disk" --ratios-only --dev-mb 2048 \
 	--phase-cache-mb 192 --phase-mb 128 --rounds "$ROUNDS" --io-runtime "$RUNTIME"
 part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
-	CV_BENCH_MB=4096 CV_BENCH_NULLB=0 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
+	CV_BENCH_NULLB=0 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
 
 # The timing model's cost while off: tm-bench.sh part 1 in rounds.
 nb=$(new_nullb 1024) || bail "no null_blk"

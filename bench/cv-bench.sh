@@ -19,9 +19,9 @@
 # figures do.
 #
 # Sequential runs are one whole pass over the extent, random ones stop
-# after CV_BENCH_RUNTIME seconds. The extent is CV_BENCH_MB (2048) on the
+# after CV_BENCH_RUNTIME seconds. The extent is CV_BENCH_MB (4096) on the
 # scratch disk, so that a sequential pass at dm-linear's 1.5-3 GB/s here
-# lasts a second or more (at 128 MiB, as until 2026-11-28, a pass took a
+# lasts over a second (at 128 MiB, as until 2026-11-28, a pass took a
 # tenth of a second), and CV_BENCH_NULLB_MB (128) on null_blk, which
 # holds its data in the VM's memory.
 . "$(dirname "$0")/../tests/common.sh"
@@ -31,7 +31,7 @@ require_cmd fio dmsetup
 require_target caveat
 
 . "$SMR_ROOT/bench/lib.sh"
-SIZE=${CV_BENCH_MB:-2048}
+SIZE=${CV_BENCH_MB:-4096}
 NULLB_SIZE=${CV_BENCH_NULLB_MB:-128}
 RUNTIME=${CV_BENCH_RUNTIME:-10}
 ROUNDS=${CV_BENCH_ROUNDS:-2}
@@ -91,26 +91,35 @@ cav_run() {
 	fio_bw /dev/mapper/cvb_cav "$1" "$2" "$3"
 }
 
-# bench_pair TAG BACKING SECTORS OFFSET: every workload on dm-linear, on
+# bench_pair TAG BACKING SECTORS: every workload on dm-linear, on
 # caveat and (where the backing has a volatile cache) on caveat with
 # write_cache, over the same extent of BACKING, CV_BENCH_ROUNDS times in
 # turn (linear, caveat, write_cache; then the other way round); prints
 # the rows of the ratios (bench/lib.sh).
 bench_pair() {
-	local tag=$1 dev=$2 sectors=$3 off=$4 w name r l c x wc=0 dsync m=caveat fresh
-	local order back seq v l1m=0
+	local tag=$1 dev=$2 sectors=$3 w name r l c x wc=0 dsync m=caveat fresh
+	local order back seq v l1m=0 off
 	SIZE=$((sectors / 2048))
 	[ "$tag" = disk ] || m="caveat/$tag"
 	CV_BASE="0 $sectors caveat $dev 16 6"
 	[ "$(cat "/sys/block/$(basename "$(readlink -f "$dev")")/queue/write_cache")" = "write back" ] &&
 		[ "${CV_BENCH_WC:-1}" = 1 ] && wc=1
 	blkdiscard "$dev" 2>/dev/null
+	on_cav fresh || bail "cannot create caveat"
+	# dm-linear over the extent caveat keeps its data in: after its
+	# superblock, bitmap pages and journal, where the superblock's
+	# data_start (le64 at byte 56; common/smr-ondisk.h) says. It moves
+	# with the device's size (1 MiB in up to 15 bitmap pages, 2 MiB at
+	# 2-4 GiB), and a dm-linear starting short of it would write over
+	# the journal of the live caveat device.
+	off=$(dd if="$dev" bs=4096 count=1 iflag=direct status=none | od -An -t u8 -j56 -N8 | tr -d ' ')
+	[ "${off:-0}" -gt 0 ] || bail "cannot read caveat's data_start from $dev"
 	dm_create cvb_lin "0 $sectors linear $dev $off" || bail "cannot create dm-linear"
+	diag "bench: $tag: caveat's data and dm-linear start at sector $off of $dev"
 	# Written once, so that no measured run is the first write to a
 	# sector (which allocates space in a sparse disk image, or a page of
 	# null_blk), whichever device happens to run first.
 	fio_bw /dev/mapper/cvb_lin write 1M 8 > /dev/null
-	on_cav fresh || bail "cannot create caveat"
 	if [ $wc = 1 ]; then
 		diag "bench: $tag: $ROUNDS round(s) of dm-linear, caveat, caveat with write_cache 1024 in turn"
 	else
@@ -145,7 +154,8 @@ bench_pair() {
 			if [ "${l:-0}" -gt 0 ] && [ "${c:-0}" -gt 0 ] && [ "${x:-1}" -gt 0 ]; then :
 			else not_ok "$tag: $name round $((r + 1)) measured" "linear '$l' caveat '$c' write_cache '$x'"; fi
 		done
-		[ "$name" = "seq rewrite 1M qd8" ] && l1m=$(bench_median < <(awk '{ print $1 }' "$T_WORK/cav"))
+		[ "$name" = "seq rewrite 1M qd8" ] &&
+			l1m=$(bench_median < <(awk 'NF >= 2 { print $1 }' "$T_WORK/cav"))
 		diag "bench: $tag: $(bench_row "$m" "$name" KiB/s "$T_WORK/cav")"
 		[ $wc = 1 ] && diag "bench: $tag: $(bench_row "$m+write_cache" "$name" KiB/s "$T_WORK/wc")"
 		ok "$tag: $name measured"
@@ -169,7 +179,8 @@ bench_pair() {
 	# Per write at depth 8: W = 1 MiB / (dm-linear's 1 MiB rate), J =
 	# 4 KiB / (the FUA rate); the ratio W / (J + W).
 	r=$(awk -v l="${l1m:-0}" -v c="$dsync" 'BEGIN { if (c > 0 && l > 0) printf "%.2f", (1024 / l) / (4 / c + 1024 / l); else print "n/a" }')
-	diag "bench: $tag: dm-linear 1 MiB writes $((${l1m%.*} / 1024)) MB/s: the bound W / (J + W) for caveat's sequential rewrites at depth 8 is $r"
+	l=${l1m%.*}
+	diag "bench: $tag: dm-linear 1 MiB writes $((${l:-0} / 1024)) MB/s: the bound W / (J + W) for caveat's sequential rewrites at depth 8 is $r"
 	bound_row "$m" "bound rewrite 1M qd8" "$r" "${l1m:-0}" "$dsync"
 }
 
@@ -181,15 +192,13 @@ bound_row() {
 }
 
 backing=$(new_backing $((SIZE + 8))) || bail "no backing device"
-# dm-linear over the same extent of the backing the caveat data uses
-# (it starts 1 MiB in for devices up to 15 bitmap pages).
-bench_pair "disk" "$backing" $((SIZE * 2048)) 2048
+bench_pair "disk" "$backing" $((SIZE * 2048))
 # A backing without a volatile write cache (memory-backed null_blk): FUA
 # costs what a plain write does, so the journal's price is its own write.
 if [ "${CV_BENCH_NULLB:-1}" = 0 ]; then
 	skip "null_blk backing" "CV_BENCH_NULLB=0"
 elif nb=$(new_nullb $((NULLB_SIZE + 8))); then
-	bench_pair "null_blk" "$nb" $((NULLB_SIZE * 2048)) 2048
+	bench_pair "null_blk" "$nb" $((NULLB_SIZE * 2048))
 else
 	skip "null_blk backing" "cannot create a null_blk device"
 fi
