@@ -67,8 +67,8 @@
 # gives the "write order" line: the mean time from the disk's completion
 # of a write to the device's, on each device, how much of smr's is the
 # wait for earlier writes (and how often the disk completed a write
-# after a later one), and the disk's own time per write. Needs tracefs
-# and one request-based disk at the bottom.
+# before an earlier one, so that it waited), and the disk's own time per
+# write. Needs tracefs and one request-based disk at the bottom.
 #
 # Huge device: a 10 TiB smr device with 256 MiB zones (40960) on BIG,
 # created with "format", then removed and created again without it (the
@@ -235,14 +235,25 @@ devno() {
 	echo $(( (${1%:*} << 20) | ${1#*:} ))
 }
 
+# overruns: events the trace buffers have lost so far, on every CPU.
+overruns() {
+	cat /sys/kernel/tracing/per_cpu/cpu*/stats 2> /dev/null |
+		awk '$1 == "overrun:" { n += $2 } END { print n + 0 }'
+}
+
 # traced_pass DEV FIO_ARGS...: one fio pass on /dev/mapper/DEV with the
 # block layer's bio events on DEV and its request events on the disk at
-# the bottom (MAJ:MIN in BOTTOM); the trace lines go to stdout.
+# the bottom (MAJ:MIN in BOTTOM); the trace lines go to stdout, after a
+# "lost N" line if the buffers overran (a pass of 8 GiB makes about
+# 40000 events; the buffers are made 32 MiB per CPU for it).
 traced_pass() {
-	local t=/sys/kernel/tracing dev=$1 top ev
+	local t=/sys/kernel/tracing dev=$1 top ev size o0
 	shift
 	top=$(cat "/sys/block/$(basename "$(readlink -f "/dev/mapper/$dev")")/dev")
+	size=$(cat $t/buffer_size_kb)
 	echo 0 > $t/tracing_on; echo > $t/trace
+	echo 32768 > $t/buffer_size_kb
+	o0=$(overruns)
 	for ev in block_bio_queue block_bio_complete; do
 		echo "dev == $(devno "$top")" > $t/events/block/$ev/filter
 		echo 1 > $t/events/block/$ev/enable
@@ -258,22 +269,26 @@ traced_pass() {
 		echo 0 > $t/events/block/$ev/enable
 		echo 0 > $t/events/block/$ev/filter
 	done
+	echo "lost $(( $(overruns) - o0 ))"
 	echo "top ${top/:/,}"
 	cat $t/trace
 	echo > $t/trace
+	echo "${size%% *}" > $t/buffer_size_kb
 	echo 1 > $t/tracing_on
 }
 
 # after_disk: reads traced_pass's output; prints "n late wait after svc"
 # in microseconds per write: how many 1 MiB writes of the device there
-# were, how many the disk completed after a later one, their mean wait
-# for those earlier writes, the mean time from the disk's completion of a
-# write (its last piece) to the device's, and the disk's own time per
-# write. A write's pieces on the disk are found by sector: the pass
-# starts at sector 0 of the device, so the disk's lowest sector is the
-# device's 0.
+# were, how many the disk completed before an earlier one (these waited
+# on smr), the mean wait for earlier writes, the mean time from the
+# disk's completion of a write (its last piece) to the device's, and the
+# disk's own time per write. A write's pieces on the disk are found by
+# sector: the pass starts at sector 0 of the device, so the disk's
+# lowest sector is the device's 0 (the trace must have lost nothing:
+# prints nothing if it did).
 after_disk() {
 	awk -v disk="${BOTTOM/:/,}" '
+		$1 == "lost" { if ($2 > 0) lost = 1; next }
 		$1 == "top" { top = $2; next }
 		/block_(bio|rq)_[a-z]*: / {
 			for (i = 1; i <= NF; i++) if ($i == top || $i == disk) break
@@ -281,6 +296,7 @@ after_disk() {
 			for (j = i + 2; j <= NF && $j != "+"; j++) ;
 			if (j > NF || $(j + 1) + 0 == 0) next
 			ts = $0; sub(/: block_.*/, "", ts); sub(/.* /, "", ts)
+			ts += 0	# compared as numbers below, not as text
 			s = $(j - 1)
 			if ($i == top && /block_bio_queue/ && !(s in q)) q[s] = ts
 			else if ($i == top && /block_bio_complete/) c[s] = ts
@@ -291,12 +307,14 @@ after_disk() {
 			}
 		}
 		END {
+			if (lost) exit
 			for (k = 1; k <= n; k++) {
 				b = int((rs[k] - min) / 2048) * 2048
 				if (!(b in f) || ri[k] < f[b]) f[b] = ri[k]
 				if (!(b in l) || rc[k] > l[b]) l[b] = rc[k]
 			}
-			for (b in q) if ((b in c) && (b in f)) print b, f[b], l[b], c[b]
+			for (b in q) if ((b in c) && (b in f))
+				printf "%d %.6f %.6f %.6f\n", b, f[b], l[b], c[b]
 		}' | sort -n | awk '
 		{ n++; svc += $3 - $2; after += $4 - $3
 		  if ($3 < last) { late++; wait += last - $3 } else last = $3 }
@@ -319,12 +337,12 @@ order_cost() {
 	smr=$(traced_pass $SMR "$@" | after_disk)
 	set -- $lin $smr
 	if [ $# != 10 ] || [ "$1" -lt 100 ] || [ "$6" -lt 100 ]; then
-		ORDER_LINE+=" (writes seen: '$lin' '$smr')"
+		ORDER_LINE+=" (the trace lost events or saw too few writes: '$lin' '$smr')"
 		return 0
 	fi
 	ORDER_LINE=$(awk -v ln="$1" -v ll="$2" -v lw="$3" -v la="$4" -v ls="$5" \
 		-v sn="$6" -v sl="$7" -v sw="$8" -v sa="$9" -v ss="${10}" 'BEGIN {
-		printf "  write order (seq write 1M qd4, one traced pass each): from the disk'"'"'s completion of a write to the device'"'"'s, dm-linear %.0f us, smr %.0f us, of which %.0f us waiting for earlier writes (the disk completed %.0f%% of smr'"'"'s writes after a later one); the disk'"'"'s own time per write: dm-linear %.0f us, smr %.0f us; smr'"'"'s extra time after the disk: %.1f%% of its time per write (disk and after)\n",
+		printf "  write order (seq write 1M qd4, one traced pass each): from the disk'"'"'s completion of a write to the device'"'"'s, dm-linear %.0f us, smr %.0f us, of which %.0f us waiting for earlier writes (the disk completed %.0f%% of smr'"'"'s writes before an earlier one: those waited); the disk'"'"'s own time per write: dm-linear %.0f us, smr %.0f us; smr'"'"'s extra time after the disk: %.1f%% of its time per write (disk and after)\n",
 			la, sa, sw, 100 * sl / sn, ls, ss, 100 * (sa - la) / (ss + sa) }')
 }
 

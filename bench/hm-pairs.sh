@@ -21,7 +21,7 @@
 # fails on errors only.
 . "$(dirname "$0")/../tests/common.sh"
 _prep_test "host-managed writes, many short pairs"
-require_cmd fio dmsetup blkzone jq
+require_cmd fio dmsetup blkzone jq python3
 require_target smr
 . "$SMR_ROOT/bench/lib.sh"
 
@@ -62,7 +62,10 @@ diag "bench: $(bench_row hm "seq write 1M qd$QD" MiB/s "$T_WORK/pairs")"
 # replacement; the 5th and 95th percentile of their medians.
 python3 - "$T_WORK/pairs" <<'EOF' | while IFS= read -r l; do diag "bench: $l"; done
 import random, statistics, sys
-q = [float(s) / float(l) for l, s in (x.split() for x in open(sys.argv[1]) if x.strip())]
+p = [x.split() for x in open(sys.argv[1])]
+q = [float(s) / float(l) for l, s in (x for x in p if len(x) == 2) if float(l) > 0]
+if not q:
+    sys.exit(print("no pairs to take a median of"))
 random.seed(1)
 m = sorted(statistics.median(random.choices(q, k=len(q))) for _ in range(2000))
 print("smr/linear over %d pairs: median %.3f, 90%% interval of the median %.3f-%.3f, mean %.3f"
