@@ -250,7 +250,13 @@ traced_pass() {
 	local t=/sys/kernel/tracing dev=$1 top ev size o0
 	shift
 	top=$(cat "/sys/block/$(basename "$(readlink -f "/dev/mapper/$dev")")/dev")
+	# "1408", or "7 (expanded: 1408)" before anything traced: the size
+	# to put back is the one tracing would use.
 	size=$(cat $t/buffer_size_kb)
+	case $size in
+	*expanded:*) size=${size##*expanded: }; size=${size%)*} ;;
+	*) size=${size%% *} ;;
+	esac
 	echo 0 > $t/tracing_on; echo > $t/trace
 	echo 32768 > $t/buffer_size_kb
 	o0=$(overruns)
@@ -273,7 +279,7 @@ traced_pass() {
 	echo "top ${top/:/,}"
 	cat $t/trace
 	echo > $t/trace
-	echo "${size%% *}" > $t/buffer_size_kb
+	echo "$size" > $t/buffer_size_kb
 	echo 1 > $t/tracing_on
 }
 
