@@ -12,7 +12,9 @@
 #  - a second device over the same backing device is refused, naming the
 #    first in the kernel log; once the first is removed it is allowed;
 #  - two targets of one table over one backing device are refused (two
-#    host-managed targets mapped the same zones).
+#    host-managed targets mapped the same zones);
+#  - smrctl create refuses a backing device another dm device maps (the
+#    kernel does not: dm claims with one holder for all its devices).
 . "$(dirname "$0")/common.sh"
 . "$SMR_ROOT/tests/lib/dm.sh"
 . "$SMR_ROOT/tests/lib/hm.sh"
@@ -140,6 +142,34 @@ dm_refuse t_claim_hm3 "hm: two targets of one table on one backing device" \
 	"$(printf '0 %d smr %s host-managed %d\n%d %d smr %s host-managed %d' \
 		$HLEN "$hback" $ZS $HLEN $HLEN "$hback" $ZS)" \
 	"Two targets of one table cannot share a backing device"
+
+# ------------------------------------------------ smrctl: a disk in use ---
+# dm lets a dm device map what another dm device maps (one holder for all
+# of dm): the kernel takes the table without a word. smrctl looks at the
+# backing device's holders first, and refuses it, naming them.
+SMRCTL=$SMR_ROOT/userspace/smrctl
+if [ -x "$SMRCTL" ]; then
+	uback=$(new_backing 40) || bail "no backing device"
+	ub=$(readlink -f "$uback")
+	check "a dm-linear (an LV, say) over a disk" dm_create t_claim_lv "0 8192 linear $ub 0"
+	f=$(write_data /dev/mapper/t_claim_lv 0 65536) || bail "write to t_claim_lv failed"
+	out=$("$SMRCTL" create t_claim_u --model caveat --did 16 --dnor 4 --dev "$ub" --format 2>&1)
+	rc=$?
+	assert_eq "smrctl create over it is refused" 1 "$rc"
+	case $out in
+	*"is in use: dm-"*"(t_claim_lv) on "*"--force"*) ok "  naming what holds it, and --force" ;;
+	*) not_ok "  naming what holds it, and --force" "$out" ;;
+	esac
+	assert_eq "  no device was made" "" "$(dmsetup info -c --noheadings -o name t_claim_u 2> /dev/null)"
+	assert_data "  the LV's data is intact" /dev/mapper/t_claim_lv "$f" 0
+	check "remove the LV" dm_remove t_claim_lv
+	check "smrctl create is allowed once nothing holds the disk" \
+		"$SMRCTL" create t_claim_u --model caveat --did 16 --dnor 4 --dev "$ub" --format
+	echo t_claim_u >> "$T_WORK/.dm-devices"
+	check "remove it" "$SMRCTL" remove t_claim_u
+else
+	skip "smrctl: a disk in use" "userspace/smrctl is not built"
+fi
 
 dmesg_check
 _show_result

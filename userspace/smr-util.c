@@ -4,12 +4,16 @@
  * No kernel, no libraries: unit tested by test-units.c.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "smr-util.h"
 
@@ -333,8 +337,14 @@ static int timing_fits(const struct smr_geom *g, uint64_t len, char *err,
 {
 	uint64_t start = g->start_mb > 0 ? (uint64_t)g->start_mb : 0;
 
-	if (!g->timing_words)
+	if (!g->timing_words) {
+		/* Not dropped without a word: it means nothing without a model. */
+		if (g->start_mb >= 0) {
+			seterr(err, elen, "start_mb places the device on a modelled drive, but there is no timing model: use a profile that has one (and no --no-timing), or leave --start-mb out");
+			return -EINVAL;
+		}
 		return 0;
+	}
 	if (g->start_mb >= 0 && !g->drive_mb) {
 		seterr(err, elen, "start_mb places the device on a drive, but the timing model has no drive_mb (add it to the profile)");
 		return -EINVAL;
@@ -1095,4 +1105,85 @@ int rec_to_json(const struct rec *r, double ts, char *buf, size_t len)
 	APPEND("}");
 #undef APPEND
 	return (int)o;
+}
+
+/* --------------------------------------------------- backing in use --- */
+
+/* Append "<holder> (<dm name>) on <what>" for each entry of @dir/holders. */
+static int holders_of(const char *sysfs, const char *dir, const char *what,
+		      char *out, size_t len)
+{
+	char path[PATH_MAX + 512], name[128];
+	struct dirent *e;
+	size_t at;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/holders", dir);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		name[0] = 0;
+		snprintf(path, sizeof(path), "%s/block/%s/dm/name", sysfs, e->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(name, sizeof(name), f))
+				name[0] = 0;
+			name[strcspn(name, "\n")] = 0;
+			fclose(f);
+		}
+		at = strlen(out);
+		snprintf(out + at, len - at, "%s%s%s%s%s on %s", at ? ", " : "",
+			 e->d_name, name[0] ? " (" : "", name, name[0] ? ")" : "", what);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static int is_partition(const char *dir)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/partition", dir) >= (int)sizeof(path))
+		return 0;
+	return access(path, F_OK) == 0;
+}
+
+int bdev_holders(const char *sysfs, unsigned int maj, unsigned int min,
+		 char *out, size_t len)
+{
+	char link[PATH_MAX], dir[PATH_MAX], up[PATH_MAX], sub[PATH_MAX + 256];
+	struct dirent *e;
+	int n;
+	DIR *d;
+
+	out[0] = 0;
+	snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysfs, maj, min);
+	if (!realpath(link, dir))
+		return -errno;
+	n = holders_of(sysfs, dir, basename(strcpy(sub, dir)), out, len);
+	if (is_partition(dir)) {
+		snprintf(up, sizeof(up), "%s", dir);
+		dirname(up);
+		n += holders_of(sysfs, up, basename(strcpy(sub, up)), out, len);
+		return n;
+	}
+	d = opendir(dir);
+	if (!d)
+		return n;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		if (is_partition(sub))
+			n += holders_of(sysfs, sub, e->d_name, out, len);
+	}
+	closedir(d);
+	return n;
 }

@@ -161,4 +161,21 @@ int json_string(const char *s, char *out, size_t len);
 /* The same on @f, whatever the length of @s. */
 void json_fputs(const char *s, FILE *f);
 
+/* --------------------------------------------------- backing in use --- */
+
+/*
+ * What is stacked on block device MAJ:MIN, as sysfs shows it under
+ * @sysfs ("/sys", or a test's tree): the holders of the device, of each
+ * of its partitions and, for a partition, of its whole disk. dm devices
+ * (LVM, LUKS, multipath, another emulated drive) and md arrays show
+ * there. A mounted file system does not: the kernel refuses that backing
+ * itself (EBUSY). But every dm device claims what it maps with one
+ * shared holder, and the block layer lets a holder claim again, so dm
+ * takes a backing another dm device uses without a word. Writes the
+ * holders, "dm-3 (vg-home) on sdb1", comma-separated, into @out.
+ * Returns how many there are, or -errno if MAJ:MIN is not in sysfs.
+ */
+int bdev_holders(const char *sysfs, unsigned int maj, unsigned int min,
+		 char *out, size_t len);
+
 #endif /* SMR_UTIL_H */

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -528,7 +529,7 @@ static int64_t int_arg(const char *opt, const char *v)
 enum { O_MODEL = 256, O_DEV, O_PROFILE, O_SIZE, O_BAND, O_CACHE,
        O_IDLE, O_POLICY, O_NOBYP, O_ZONE, O_ZCAP, O_CONV, O_MAXOPEN,
        O_MAXACT, O_DID, O_DNOR, O_BS, O_UNSH, O_FORMAT, O_DRY, O_NOTIMING,
-       O_STARTMB, O_WCACHE, O_ODR };
+       O_STARTMB, O_WCACHE, O_ODR, O_FORCE };
 
 /* The model a create option is for; MODEL_NONE: every model. */
 static enum smr_model opt_model(int opt)
@@ -568,6 +569,7 @@ static int cmd_create(int argc, char **argv)
 		{ "unshingled", required_argument, NULL, O_UNSH },
 		{ "on-damaged-read", required_argument, NULL, O_ODR },
 		{ "format", no_argument, NULL, O_FORMAT },
+		{ "force", no_argument, NULL, O_FORCE },
 		{ "write-cache", required_argument, NULL, O_WCACHE },
 		{ "dry-run", no_argument, NULL, O_DRY },
 		{ "no-timing", no_argument, NULL, O_NOTIMING },
@@ -577,11 +579,12 @@ static int cmd_create(int argc, char **argv)
 	/* Options apply after the profile, whatever their order. */
 	struct { int opt; const char *arg; } given[64];
 	const char *name = NULL, *dev = NULL, *profile = NULL;
-	char table[1024], err[512], b1[32], real[PATH_MAX];
+	char table[1024], err[512], b1[32], real[PATH_MAX], who[1024];
 	struct smr_geom g;
 	struct dm_info info;
+	struct stat bst;
 	uint64_t backing = 0;
-	int c, i, ng = 0, dry = 0, fd, ret;
+	int c, i, ng = 0, dry = 0, force = 0, start_given = 0, fd, ret;
 
 	geom_init(&g);
 	while ((c = cmd_getopt(argc, argv, opts)) != -1) {
@@ -654,14 +657,17 @@ static int cmd_create(int argc, char **argv)
 				usage_die("--on-damaged-read takes error or zero, not '%s'", a);
 			break;
 		case O_FORMAT: g.format = 1; break;
+		case O_FORCE: force = 1; break;
 		case O_WCACHE: g.write_cache_mib = int_arg("--write-cache", a); break;
 		case O_NOTIMING:
 			g.timing[0] = 0;
 			g.timing_words = 0;
 			g.drive_mb = 0;
-			g.start_mb = -1;
+			/* A --start-mb given with it is refused below, not dropped. */
+			if (!start_given)
+				g.start_mb = -1;
 			break;
-		case O_STARTMB: g.start_mb = int_arg("--start-mb", a); break;
+		case O_STARTMB: g.start_mb = int_arg("--start-mb", a); start_given = 1; break;
 		}
 	}
 	if (g.model == MODEL_NONE)
@@ -697,6 +703,16 @@ static int cmd_create(int argc, char **argv)
 		close(fd);
 		die("%s is not a block device: use a disk, partition, LV or 'losetup -f --show FILE'", real);
 	}
+	/* In use under another dm or md device: the kernel would say nothing. */
+	if (!fstat(fd, &bst) && S_ISBLK(bst.st_mode) && !dry &&
+	    bdev_holders("/sys", major(bst.st_rdev), minor(bst.st_rdev), who, sizeof(who)) > 0) {
+		if (!force) {
+			close(fd);
+			die("%s is in use: %s; smrctl would %s it: free it first, or add --force if that is what you mean",
+			    real, who, g.format ? "format" : "write its metadata over");
+		}
+		fprintf(stderr, "smrctl: warning: %s is in use (%s); going on: --force\n", real, who);
+	}
 sized:
 	close(fd);
 	ret = smr_compute_table(&g, real, backing, table, sizeof(table), err, sizeof(err));
@@ -717,7 +733,7 @@ sized:
 		    g.model == MODEL_CAVEAT ? "caveat" : "smr",
 		    g.model == MODEL_CAVEAT ? "caveat" : "smr");
 	if (ret == -EBUSY)
-		die("the backing device %s is busy (mounted, or used by another dm device?): free it first; table was: %s",
+		die("the backing device %s is busy: a program holds it open exclusively (a mounted file system, swap, an md array, or another emulated drive over it): free it first; table was: %s",
 		    real, table);
 	if (ret == -EACCES || ret == -EPERM)
 		need_root_die("loading a table: %s", strerror(-ret));
@@ -1293,6 +1309,7 @@ static const struct command commands[] = {
 	  "  --profile P            start from profile P (smrctl profiles, or a path)\n"
 	  "  --size SIZE            capacity (default: as much as DEV holds)\n"
 	  "  --format               start over: the target formats DEV\n"
+	  "  --force                use DEV although a dm or md device is stacked on it\n"
 	  "  --dry-run              print the table line and stop\n"
 	  "  --no-timing            leave out the profile's timing model (docs/timing.md)\n"
 	  "  --start-mb N           place the device N MB (10^6 B) into the profile's drive (drive_mb)\n"

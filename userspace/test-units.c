@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "smr-util.h"
 #include "tap.h"
@@ -505,6 +507,101 @@ static void test_json(void)
 	}
 }
 
+/* A sysfs tree of its own: sdb with sdb1 and sdb2, and sdc alone. */
+static void mk(const char *root, const char *rel, int dir)
+{
+	char p[4096];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	if (dir) {
+		if (mkdir(p, 0755) && errno != EEXIST)
+			printf("# mkdir %s: %s\n", p, strerror(errno));
+		return;
+	}
+	f = fopen(p, "w");
+	if (f) {
+		fputs("x\n", f);
+		fclose(f);
+	}
+}
+
+static void ln(const char *root, const char *target, const char *rel)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	if (symlink(target, p))
+		printf("# symlink %s: %s\n", p, strerror(errno));
+}
+
+static void test_holders(void)
+{
+	static const char *const dirs[] = {
+		"dev", "dev/block", "devices", "devices/sdb", "devices/sdb/holders",
+		"devices/sdb/sdb1", "devices/sdb/sdb1/holders", "devices/sdb/sdb2",
+		"devices/sdb/sdb2/holders", "devices/sdc", "devices/sdc/holders",
+		"block", "block/dm-3", "block/dm-3/dm", NULL,
+	};
+	char root[] = "/tmp/smr-sysfs-XXXXXX", out[512];
+	char rm[64];
+	int i, n;
+
+	if (!mkdtemp(root)) {
+		ok(0, "a sysfs tree of its own: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; dirs[i]; i++)
+		mk(root, dirs[i], 1);
+	mk(root, "devices/sdb/sdb1/partition", 0);
+	mk(root, "devices/sdb/sdb2/partition", 0);
+	ln(root, "../../devices/sdb", "dev/block/8:16");
+	ln(root, "../../devices/sdb/sdb1", "dev/block/8:17");
+	ln(root, "../../devices/sdb/sdb2", "dev/block/8:18");
+	ln(root, "../../devices/sdc", "dev/block/8:32");
+
+	n = bdev_holders(root, 8, 16, out, sizeof(out));
+	ok(n == 0 && !out[0], "bdev_holders: a disk nothing is stacked on has none (%d)", n);
+	ok(bdev_holders(root, 9, 9, out, sizeof(out)) < 0,
+	   "bdev_holders: a device sysfs does not list is an error");
+
+	/* An LV (dm-3, "vg-home") on sdb1. */
+	mk(root, "devices/sdb/sdb1/holders/dm-3", 0);
+	{
+		FILE *f;
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s/block/dm-3/dm/name", root);
+		f = fopen(p, "w");
+		if (f) {
+			fputs("vg-home\n", f);
+			fclose(f);
+		}
+	}
+	n = bdev_holders(root, 8, 17, out, sizeof(out));
+	ok(n == 1, "bdev_holders: the partition itself is held (%d)", n);
+	eq_str(out, "dm-3 (vg-home) on sdb1", "  named with its dm name");
+	n = bdev_holders(root, 8, 16, out, sizeof(out));
+	ok(n == 1, "bdev_holders: the disk is in use through its partition (%d)", n);
+	eq_str(out, "dm-3 (vg-home) on sdb1", "  named so");
+	n = bdev_holders(root, 8, 18, out, sizeof(out));
+	ok(n == 0, "bdev_holders: the other partition is free (%d)", n);
+	n = bdev_holders(root, 8, 32, out, sizeof(out));
+	ok(n == 0, "bdev_holders: another disk is free (%d)", n);
+
+	/* md0 on the whole of sdb: each partition is in use too. */
+	mk(root, "devices/sdb/holders/md0", 0);
+	n = bdev_holders(root, 8, 18, out, sizeof(out));
+	ok(n == 1, "bdev_holders: a partition of a held disk is in use (%d)", n);
+	eq_str(out, "md0 on sdb", "  named so");
+	n = bdev_holders(root, 8, 16, out, sizeof(out));
+	ok(n == 2, "bdev_holders: the disk's own holder and its partition's (%d)", n);
+
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	if (system(rm))
+		printf("# could not remove %s\n", root);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[1024];
@@ -526,5 +623,6 @@ int main(int argc, char **argv)
 	test_tables();
 	test_profiles(dir);
 	test_json();
+	test_holders();
 	return tap_done();
 }

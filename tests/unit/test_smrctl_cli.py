@@ -128,6 +128,25 @@ class SmrctlOptionsTest(SmrctlCase):
                             '--model', 'host-managed', '--zone', '16M')
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def test_start_mb_needs_a_timing_model(self):
+        """--start-mb places the device on a modelled drive: without a
+        model it is refused, not dropped from the table line."""
+        dm = ['create', 'x', '--dry-run', '--dev', self.disk]
+        for args in (['--model', 'drive-managed', '--band', '16M', '--size', '256M'],
+                     ['--profile', 'st8000as0002', '--size', '256M', '--no-timing'],
+                     ['--profile', 'st8000as0002', '--no-timing', '--size', '256M']):
+            for order in (['--start-mb', '100'] + args, args + ['--start-mb', '100']):
+                r = self.run_smrctl(*dm, *order)
+                self.assertEqual(r.returncode, 1, '%s: %s' % (order, r.stdout))
+                self.assertIn('start_mb places the device on a modelled drive', r.stderr)
+        r = self.run_smrctl(*dm, '--profile', 'st8000as0002', '--size', '256M', '--start-mb', '100')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(' start_mb 100', r.stdout)
+        # The profile's own model and start dropped together: no complaint.
+        r = self.run_smrctl(*dm, '--profile', 'st8000as0002', '--size', '256M', '--no-timing')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn('timing', r.stdout)
+
     def test_too_many_conventional_zones(self):
         # Used to say "backing device too small for one zone".
         r = self.run_smrctl('create', 'x', '--dry-run', '--dev', self.disk, '--model', 'host-managed',
