@@ -19,7 +19,7 @@ import shutil
 import threading
 import time
 
-from .devices import Sampler, run_cmd, status_once
+from .devices import Sampler, refuse_in_use, run_cmd, status_once
 from .fiorun import write_job_file
 from .matrix import JOB_KEYS, parse_size, sectors
 
@@ -93,6 +93,9 @@ class ArraySetup:
         Returns the backing path per member and the replacement's."""
         back = run["array"].get("backing")
         devs = run["member_devs"] + [run["dev"]]
+        if any(not o.get("backing") for o in devs):
+            refuse_in_use(back, "array %s: the backing" % base,
+                          self.force_backing)
         paths, off = [], 0
         for i, o in enumerate(devs):
             if o.get("backing"):
@@ -253,7 +256,11 @@ class ArraySetup:
                 drives.append(self.make_drive(o, name, p, rundir, made, loops))
             self.say("  %d drives: %s" % (len(drives), ", ".join(
                 "%s (%s)" % (n, o.get("profile") or o["model"]) for n, o in zip(names, run["member_devs"]))))
-            mdpath = "/dev/md/" + base
+            # Not this run's array: teardown must not stop it.
+            if os.path.exists("/dev/md/" + base):
+                raise RuntimeError("an md array /dev/md/%s exists already, not made by this run: "
+                                   "stop it, or give the array another name (name = ...)" % base)
+            mdpath = "/dev/md/" + base      # from here on, this run's to stop
             args = ["mdadm", "--create", mdpath, "--run", "--level=%s" % level,
                     "--raid-devices=%d" % len(drives), "--metadata=1.2", "--bitmap=none"]
             if level != "1":

@@ -40,6 +40,9 @@ def parser():
                    "devices must be model file or existing there")
     p.add_argument("--smrctl", metavar="PATH",
                    help="create/remove/wait-clean with smrctl (default: PATH, then userspace/smrctl)")
+    p.add_argument("--force-backing", action="store_true",
+                   help="use a backing device although a dm or md device is stacked on it "
+                        "(an LVM volume, a LUKS container, another drive): refused otherwise")
     p.add_argument("--no-smrctl", dest="use_smrctl", action="store_false",
                    help="create/remove/wait-clean with dmsetup, not smrctl")
     p.add_argument("--smrd", metavar="PATH", help="record smrd's events per run (if found)")
@@ -102,7 +105,8 @@ def main(argv=None):
         return 1
     c = Campaign(m, out, clients=opts["client"], smrctl=opts["smrctl"],
                  use_smrctl=opts["use_smrctl"], smrd=opts["smrd"], use_smrd=opts["use_smrd"],
-                 sample_s=opts["sample"], progress_s=opts["progress"], plots=opts["plots"])
+                 sample_s=opts["sample"], progress_s=opts["progress"], plots=opts["plots"],
+                 force_backing=opts["force_backing"])
     doc = c.run(runs, opts["only"])
     log("")
     with open(os.path.join(out, "summary.txt")) as f:

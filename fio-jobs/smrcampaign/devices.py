@@ -14,6 +14,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 import time
 
@@ -188,6 +189,73 @@ def holders(dev, mnt=None, proc="/proc"):
     return out
 
 
+def stacked_on(dev, sysfs="/sys"):
+    """The block devices stacked on dev (a path), as smrctl create looks
+    for them (userspace/smr-util.c, bdev_holders()): the holders of the
+    device, of each of its partitions and, for a partition, of its whole
+    disk: dm devices (LVM, LUKS, multipath, another drive) and md arrays.
+    Each "dm-3 (vg-home) on sdb1". dm lets one dm device map what another
+    uses without a word, so this is the only warning. [] for a file or a
+    path that is not there."""
+    try:
+        st = os.stat(dev)
+    except OSError:
+        return []
+    if not stat.S_ISBLK(st.st_mode):
+        return []
+    return stacked_on_devt(os.major(st.st_rdev), os.minor(st.st_rdev), sysfs)
+
+
+def stacked_on_devt(major, minor, sysfs="/sys"):
+    """stacked_on() for the block device major:minor, read from sysfs (a
+    test's own tree, or /sys)."""
+    d = os.path.realpath("%s/dev/block/%d:%d" % (sysfs, major, minor))
+    if not os.path.isdir(d):
+        return []
+
+    def of(path):
+        try:
+            names = sorted(n for n in os.listdir(os.path.join(path, "holders"))
+                           if not n.startswith("."))
+        except OSError:
+            return []
+        out = []
+        for n in names:
+            try:
+                with open("%s/block/%s/dm/name" % (sysfs, n)) as f:
+                    n += " (%s)" % f.read().strip()
+            except OSError:
+                pass
+            out.append("%s on %s" % (n, os.path.basename(path)))
+        return out
+
+    found = of(d)
+    if os.path.exists(os.path.join(d, "partition")):
+        return found + of(os.path.dirname(d))
+    try:
+        subs = sorted(os.listdir(d))
+    except OSError:
+        subs = []
+    for sub in subs:
+        p = os.path.join(d, sub)
+        if os.path.exists(os.path.join(p, "partition")):
+            found += of(p)
+    return found
+
+
+def refuse_in_use(dev, what, force=False):
+    """Raise RuntimeError if a dm or md device is stacked on dev, unless
+    force (the campaign's --force-backing), which only says so."""
+    held = stacked_on(dev)
+    if not held:
+        return
+    msg = "%s %s is in use: %s" % (what, dev, ", ".join(held))
+    if not force:
+        raise RuntimeError(msg + "; the run would write over it: free it first, or "
+                           "run with --force-backing if that is what you mean")
+    sys.stderr.write("campaign: warning: %s; going on (--force-backing)\n" % msg)
+
+
 def wait_free(dev, mnt=None, timeout=10.0):
     """Wait until nothing holds dev (or a file under mnt) open; returns
     the holders left after timeout seconds ([] when free)."""
@@ -216,6 +284,8 @@ class DeviceSetup:
     """The device half of the runner (runner.Campaign): uses its smrctl,
     smrd, sample_s, progress_s, mnt_root, loopdev and say()."""
 
+    force_backing = False       # --force-backing: a backing in use is only warned of
+
     def dm_name(self, run):
         return run["dev"].get("name") or ("cmp_%s" % run["device"])
 
@@ -229,6 +299,8 @@ class DeviceSetup:
             with open(o["path"], "ab") as f:
                 f.truncate(parse_size(o["size"]))
             return None, o["path"], "file"
+        refuse_in_use(o.get("backing"), "device %s: the backing" % run["device"],
+                      self.force_backing)
         self.ensure_target(model)
         name = self.dm_name(run)
         if run_cmd(["dmsetup", "info", name], "dmsetup info", check=False).returncode == 0:
@@ -238,6 +310,8 @@ class DeviceSetup:
             raise RuntimeError("device %s asks for smrctl (via = smrctl), which is not built: make -C userspace" % run["device"])
         if via == "smrctl":
             args = [self.smrctl] + smrctl_create_args(name, model, o)
+            if self.force_backing:
+                args.append("--force")      # refuse_in_use() said so above
             p = run_cmd(args, "smrctl create")
             how = "smrctl: " + " ".join(args[1:])
             with open(os.path.join(rundir, "create.txt"), "w") as f:

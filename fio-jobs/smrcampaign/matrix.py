@@ -8,6 +8,7 @@ import configparser
 import itertools
 import os
 import re
+import stat
 
 from .model import DM_MODELS, MODELS
 
@@ -38,6 +39,19 @@ def sectors(s):
 
 
 # ----------------------------------------------------------- matrix ---
+
+def device_key(path):
+    """What names one device whatever path names it: a block device's
+    number (its links in /dev/disk/by-*, /dev/mapper and /dev/dm-N are one
+    device), else the path with its links resolved."""
+    try:
+        st = os.stat(path)
+        if stat.S_ISBLK(st.st_mode):
+            return ("blk", st.st_rdev)
+    except OSError:
+        pass
+    return ("path", os.path.realpath(path))
+
 
 class MatrixError(Exception):
     pass
@@ -231,13 +245,15 @@ class Matrix:
         for k in ARRAY_KEYS - {"members", "replacement", "level"}:
             if k in a and not split_values(a[k]):
                 raise MatrixError("[%s]: %s has no value" % (sec, k))
-        # Two drives on one backing device would format each other.
+        # Two drives on one backing device would format each other: the
+        # same device under two names (/dev/sdb, /dev/disk/by-id/...) too.
         for r in split_values(a["replacement"]):
             own = [self.devices[d]["backing"] for d in members + [r]
                    if "backing" in self.devices[d]]
             if a.get("backing"):
                 own.append(a["backing"])
-            dup = sorted({b for b in own if own.count(b) > 1})
+            keys = [device_key(b) for b in own]
+            dup = sorted({b for b, k in zip(own, keys) if keys.count(k) > 1})
             if dup:
                 raise MatrixError("[%s]: %s would hold two drives (replacement %s): give each "
                                   "drive its own backing, or leave 'backing' out of the drives "

@@ -33,8 +33,9 @@ class Campaign(DeviceSetup, ArraySetup, FioRunner):
 
     def __init__(self, matrix, out, clients=(), smrctl=None, use_smrctl=True,
                  smrd=None, use_smrd=True, sample_s=1.0, progress_s=10.0,
-                 plots=True, fio="fio", mnt_root="/tmp/campaign-mnt"):
+                 plots=True, fio="fio", mnt_root="/tmp/campaign-mnt", force_backing=False):
         self.m = matrix
+        self.force_backing = force_backing
         self.out = out
         self.clients = list(clients)
         self.smrctl = find_tool("smrctl", smrctl) if use_smrctl else None

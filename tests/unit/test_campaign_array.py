@@ -131,6 +131,66 @@ class ArrayMatrixTest(unittest.TestCase):
                          {("5", "c"), ("5", "d"), ("1", "c"), ("1", "d")})
 
 
+class BackingInUseTest(unittest.TestCase):
+    """A backing another dm or md device is stacked on is refused: dm
+    itself lets one dm device map what another uses."""
+
+    def sysfs(self):
+        root = tempfile.mkdtemp()
+        self.addCleanup(__import__("shutil").rmtree, root)
+        for d in ("dev/block", "devices/sdb/holders", "devices/sdb/sdb1/holders",
+                  "devices/sdb/sdb2/holders", "block/dm-3/dm"):
+            os.makedirs(os.path.join(root, d))
+        for part in ("sdb1", "sdb2"):
+            open(os.path.join(root, "devices/sdb", part, "partition"), "w").close()
+        for devt, target in (("8:16", "sdb"), ("8:17", "sdb/sdb1"), ("8:18", "sdb/sdb2")):
+            os.symlink("../../devices/" + target, os.path.join(root, "dev/block", devt))
+        with open(os.path.join(root, "block/dm-3/dm/name"), "w") as f:
+            f.write("vg-home\n")
+        return root
+
+    def test_holders(self):
+        root = self.sysfs()
+        self.assertEqual(devices.stacked_on_devt(8, 16, root), [])
+        self.assertEqual(devices.stacked_on_devt(9, 9, root), [])
+        open(os.path.join(root, "devices/sdb/sdb1/holders/dm-3"), "w").close()
+        self.assertEqual(devices.stacked_on_devt(8, 17, root), ["dm-3 (vg-home) on sdb1"])
+        self.assertEqual(devices.stacked_on_devt(8, 16, root), ["dm-3 (vg-home) on sdb1"])
+        self.assertEqual(devices.stacked_on_devt(8, 18, root), [])
+        open(os.path.join(root, "devices/sdb/holders/md0"), "w").close()
+        self.assertEqual(devices.stacked_on_devt(8, 18, root), ["md0 on sdb"])
+
+    def test_refused_unless_forced(self):
+        orig = devices.stacked_on
+        devices.stacked_on = lambda dev, sysfs="/sys": ["dm-3 (vg-home) on sdb1"]
+        self.addCleanup(setattr, devices, "stacked_on", orig)
+        with self.assertRaises(RuntimeError) as cm:
+            devices.refuse_in_use("/dev/sdb", "device x: the backing")
+        self.assertIn("in use: dm-3 (vg-home) on sdb1", str(cm.exception))
+        self.assertIn("--force-backing", str(cm.exception))
+        devices.refuse_in_use("/dev/sdb", "device x: the backing", force=True)
+
+    def test_one_device_under_two_names(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(__import__("shutil").rmtree, d)
+        img = os.path.join(d, "img")
+        open(img, "w").close()
+        os.symlink(img, os.path.join(d, "link"))
+        text = BASE.replace("model = caveat\nsize", "model = caveat\nbacking = %s\nsize" % img) \
+            .replace("model = drive-managed\nsize",
+                     "model = drive-managed\nbacking = %s/link\nsize" % d) \
+            .replace("[array a]", "[device e]\nmodel = caveat\nsize = 64M\n[array a]") \
+            .replace("members = c, c, c", "members = c, d, e").replace(
+                "replacement = c, d", "replacement = e") + "[job j]\ndevices = a\n"
+        fd, path = tempfile.mkstemp(suffix=".ini")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        self.addCleanup(os.unlink, path)
+        with self.assertRaises(matrix.MatrixError) as cm:
+            matrix.Matrix(path, env={})
+        self.assertIn("would hold two drives", str(cm.exception))
+
+
 class OnDamagedReadTest(unittest.TestCase):
     """A caveat drive that reads what it was never sent (zeros), as md
     does when it builds an array: the device key reaches the table line
