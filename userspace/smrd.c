@@ -498,12 +498,14 @@ static const struct kmetric kmetrics[] = {
 	  "Metadata commits." },
 	{ "mem_bytes", "smr_memory_bytes", M_GAUGE, SC_ONE, NULL, NULL,
 	  "Memory the device holds." },
+	/* writes failed for waiting on cleaning: the drive's, not a media fault */
+	{ "clean_timeouts", "smr_clean_timeouts_total", M_COUNTER, SC_ONE, NULL, NULL,
+	  "Drive-managed writes failed for waiting longer than clean_timeout_ms for cleaning." },
 	/* media faults (every model; docs/dm-smr.rst, "Media faults") */
 	{ "bad_read_errors", "smr_media_fault_errors_total", M_COUNTER, SC_ONE, "kind", "bad_read",
 	  "I/Os failed by an injected media fault, by kind." },
 	{ "bad_write_errors", "smr_media_fault_errors_total", M_COUNTER, SC_ONE, "kind", "bad_write", NULL },
 	{ "transient_errors", "smr_media_fault_errors_total", M_COUNTER, SC_ONE, "kind", "transient", NULL },
-	{ "clean_timeouts", "smr_media_fault_errors_total", M_COUNTER, SC_ONE, "kind", "clean_timeout", NULL },
 	{ "bad_remaps", "smr_media_fault_remaps_total", M_COUNTER, SC_ONE, NULL, NULL,
 	  "Writes that cleared injected bad sectors (on_write remap)." },
 	{ "delayed_ios", "smr_media_fault_delayed_ios_total", M_COUNTER, SC_ONE, NULL, NULL,

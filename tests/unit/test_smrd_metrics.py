@@ -251,7 +251,10 @@ class RenderCase(unittest.TestCase):
         self.assertEqual(get('smrd_damage_live_blocks_total', *cv), 4)
         self.assertEqual(get('smr_caveat_blocks', *cv), 100)
         # The media fault counters: one family by kind, and two of their own.
-        self.assertEqual(get('smr_media_fault_errors_total', *dm0, ('kind', 'clean_timeout')), 46)
+        # A cleaning time-out is the drive's own, not a media fault.
+        self.assertEqual(get('smr_clean_timeouts_total', *dm0), 46)
+        self.assertNotIn(('smr_media_fault_errors_total',
+                          frozenset(dm0 + [('kind', 'clean_timeout')])), s)
         self.assertEqual(get('smr_media_fault_errors_total', *cv, ('kind', 'bad_read')), 116)
         self.assertEqual(get('smr_media_fault_remaps_total', *dm0), 43)
         self.assertEqual(get('smr_media_fault_delayed_ios_total', *cv), 120)
