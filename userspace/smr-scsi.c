@@ -39,6 +39,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,13 +47,16 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "scsi-emul.h"
+#include "smr-util.h"	/* SMR_VERSION */
 
 #define CFS "/sys/kernel/config/target"
 #define STATE_DIR "/run/smr-scsi"
@@ -558,9 +562,18 @@ static int state_read(const char *name, struct export *e)
 	return 0;
 }
 
+/*
+ * An export's name: a file name in STATE_DIR, so not "." or "..", and
+ * not ending in ".tmp" (state_write()'s temporary file, which --list
+ * skips: such an export could be neither listed nor told from the
+ * temporary file of another).
+ */
 static bool name_ok(const char *s)
 {
-	if (!*s || strlen(s) >= 64)
+	size_t l = strlen(s);
+
+	if (!l || l >= 64 || !strcmp(s, ".") || !strcmp(s, "..") ||
+	    (l >= 4 && !strcmp(s + l - 4, ".tmp")))
 		return false;
 	for (; *s; s++)
 		if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') ||
@@ -614,6 +627,36 @@ struct opts {
 	bool daemon;
 };
 
+/*
+ * Under systemd (Type=notify): READY=1 once the disk is there, by the
+ * protocol of sd_notify(3), one datagram to $NOTIFY_SOCKET (a path, or
+ * an abstract socket's name after '@'); a line is not worth a library.
+ */
+static void notify_systemd(const char *status)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[600];
+	size_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') ||
+	    (len = strlen(path)) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = 0;
+	snprintf(buf, sizeof(buf), "READY=1\nSTATUS=%s", status);
+	buf[strcspn(buf + 8, "\n") + 8] = 0;	/* the status's own newline */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, buf, strlen(buf), 0, (struct sockaddr *)&sa,
+		   offsetof(struct sockaddr_un, sun_path) + len) < 0)
+		msg("cannot tell systemd the disk is there: %s", strerror(errno));
+	close(fd);
+}
+
 static void ready(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void ready(const char *fmt, ...)
 {
@@ -623,6 +666,8 @@ static void ready(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (strncmp(buf, "error", 5))
+		notify_systemd(buf);
 	if (daemon_pipe >= 0) {
 		if (write(daemon_pipe, buf, strlen(buf)) < 0)
 			msg("cannot tell the parent: %s", strerror(errno));
@@ -659,7 +704,7 @@ static int do_export(const char *devpath, const struct opts *o)
 				strrchr(devpath, '/') + 1 : devpath;
 
 		if (!fmt(e.name, sizeof(e.name), "%s", n) || !name_ok(n)) {
-			msg("%s: not a name for an export (letters, digits, '_-.', under 64): use --name", n);
+			msg("%s: not a name for an export (letters, digits, '_-.', under 64, not ending in .tmp): use --name", n);
 			return 2;
 		}
 	}
@@ -964,10 +1009,8 @@ static int do_list(void)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-
-		if (de->d_name[0] == '.' || !name_ok(de->d_name) ||
-		    (l > 4 && !strcmp(de->d_name + l - 4, ".tmp")) || state_read(de->d_name, &e))
+		/* name_ok(): not a temporary file of state_write() either */
+		if (de->d_name[0] == '.' || !name_ok(de->d_name) || state_read(de->d_name, &e))
 			continue;
 		printf("%s %s /dev/%s pid %d%s\n", e.name, e.dev, e.sd[0] ? e.sd : "-",
 		       (int)e.pid, alive(e.pid) ? "" : " (gone: smr-scsi --stop)");
@@ -982,12 +1025,14 @@ static void usage(FILE *f)
 		"usage: smr-scsi [--name NAME] [--rpm N] [--max-open N] [--daemon] [--log FILE] DEVICE\n"
 		"       smr-scsi --stop NAME\n"
 		"       smr-scsi --list\n"
+		"       smr-scsi --version\n"
 		"Export DEVICE (a dm-smr, dm-caveat or any block device) as a local SCSI\n"
 		"disk through LIO (TCMU and tcm_loop) until SIGTERM or SIGINT; it prints\n"
 		"\"NAME: /dev/sdX\" when the disk is there. A host-managed device is a ZBC\n"
 		"host-managed disk. --daemon: return once the disk is there.\n"
 		"  --name NAME      the export's name (default: DEVICE's file name)\n"
-		"  --rpm N          rotation rate in VPD page 0xb1 (default 7200; 1: none)\n"
+		"  --rpm N          rotation rate in VPD page 0xb1 (default 7200; 1: not\n"
+		"                   rotating; 0: not reported; else 1025 to 65534)\n"
 		"  --max-open N     open zone limit reported and kept (default: DEVICE's)\n"
 		"  --log FILE       messages (and each command that got CHECK CONDITION)\n"
 		"                   to FILE, appended; with --daemon they go nowhere else\n");
@@ -1004,6 +1049,7 @@ int main(int argc, char **argv)
 		{ "stop", required_argument, NULL, 's' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	struct opts o = { .rpm = 7200, .max_open = -1 };
@@ -1019,8 +1065,9 @@ int main(int argc, char **argv)
 		case 'r':
 			errno = 0;
 			o.rpm = strtoul(optarg, &end, 10);
-			if (errno || *end || o.rpm > 65534) {
-				msg("--rpm %s: a number up to 65534, please", optarg);
+			/* SBC-4's MEDIUM ROTATION RATE: 2-400h and FFFFh are reserved */
+			if (errno || *end || (o.rpm > 1 && o.rpm < 1025) || o.rpm > 65534) {
+				msg("--rpm %s: 1 (not rotating), 0 (not reported), or a rate from 1025 to 65534 rpm", optarg);
 				return 2;
 			}
 			break;
@@ -1037,6 +1084,7 @@ int main(int argc, char **argv)
 		case 's': stop = optarg; break;
 		case 'l': list = true; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("smr-scsi %s\n", SMR_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}

@@ -71,6 +71,7 @@ class InstallTest(unittest.TestCase):
         want = {p + "/sbin/smrd": 0o755, p + "/sbin/smrctl": 0o755,
                 p + "/sbin/smr-calibrate": 0o755, p + "/sbin/smr-scsi": 0o755,
                 p + "/share/man/man8/smrd.8": 0o644, p + "/share/man/man8/smrctl.8": 0o644,
+                p + "/share/man/man8/smr-scsi.8": 0o644,
                 unitdir.lstrip("/") + "/smrd.service": 0o644,
                 unitdir.lstrip("/") + "/smr-scsi@.service": 0o644}
         want.update({p + "/share/smrctl/profiles/" + f: 0o644 for f in PROFILES})
@@ -83,8 +84,17 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(len(execstart), 1)
         self.assertTrue(execstart[0].startswith("ExecStart=%s/sbin/smrd " % prefix), execstart)
         with open(os.path.join(destdir, unitdir.lstrip("/"), "smr-scsi@.service")) as f:
-            execstart = [l for l in f if l.startswith("ExecStart=")]
-        self.assertEqual(execstart, ["ExecStart=%s/sbin/smr-scsi /dev/mapper/%%i\n" % prefix])
+            unit = f.read()
+        execstart = [l + "\n" for l in unit.splitlines() if l.startswith("ExecStart=")]
+        # The dm name unescaped (%I: hm-0 from smr-scsi@hm\x2d0), the
+        # device unit escaped (%i); ready once /dev/sdX is there; a killed
+        # export's configfs left-overs removed.
+        self.assertEqual(execstart, ["ExecStart=%s/sbin/smr-scsi --name %%I /dev/mapper/%%I\n"
+                                     % prefix])
+        self.assertIn("BindsTo=dev-mapper-%i.device\n", unit)
+        self.assertIn("Type=notify\n", unit)
+        self.assertIn("ExecStopPost=-%s/sbin/smr-scsi --stop %%I\n" % prefix, unit)
+        self.assertIn("Documentation=man:smr-scsi(8)\n", unit)
 
         # The installed smrctl, alone in a directory (no profiles/ beside
         # it, no ../share), falls back to the PREFIX it was built with.
