@@ -15,7 +15,8 @@
  *   READ(10), (16); WRITE(10), (16)       the backend; FUA honoured
  *   SYNCHRONIZE CACHE(10), (16)           the backend's flush
  *   REPORT ZONES (ZBC IN)                 host-managed only
- *   OPEN, CLOSE, FINISH ZONE, RESET WRITE POINTER (ZBC OUT), ALL or one
+ *   OPEN, CLOSE, FINISH ZONE, RESET WRITE POINTER (ZBC OUT), ALL or
+ *                                         ZONE COUNT zones from ZONE ID
  * Anything else: ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE.
  *
  * Host-managed writes are checked here against the zone they fall in,
@@ -43,6 +44,8 @@
 #define ASC_INTERNAL_TARGET_FAILURE	0x4400
 #define ASC_ZONE_READ_ONLY		0x2708
 #define ASC_ZONE_OFFLINE		0x2c0e
+#define ASC_READ_INVALID_DATA		0x2106
+#define ASC_WRITE_PROTECTED		0x2700
 
 #define ZONE_BATCH 256
 
@@ -223,12 +226,18 @@ static int inquiry(struct se_dev *d, struct se_cmd *c)
 	pad_ascii(b + 8, "DM-SMR", 8);
 	pad_ascii(b + 16, d->product, 16);
 	pad_ascii(b + 32, "0001", 4);
-	/* version descriptors: SAM-5, SPC-5, SBC-4, and ZBC-2 if zoned */
+	/*
+	 * Version descriptors, none claiming a revision: SAM-5 (00A0h),
+	 * SPC-5 (05C0h), SBC-4 (0600h) and, zoned, ZBC-2 (0660h): its ZONE
+	 * COUNT and reporting options 08h and 3Eh are kept; the optional
+	 * zone domains, realms and activation are not there (their service
+	 * actions are refused, INVALID FIELD IN CDB).
+	 */
 	put16(b + 58, 0x00a0);
 	put16(b + 60, 0x05c0);
 	put16(b + 62, 0x0600);
 	if (d->model == SE_ZBC_HM)
-		put16(b + 64, 0x0620);
+		put16(b + 64, 0x0660);
 	return data_in(c, b, sizeof(b), alloc);
 }
 
@@ -342,21 +351,29 @@ static int zone_at(struct se_dev *d, uint64_t lba, struct se_zone *z)
 	return r < 0 ? r : r == 1 ? 0 : -EIO;
 }
 
-/* How many zones are explicitly open, and closed, over the whole device. */
-static int count_open(struct se_dev *d, unsigned int *open, unsigned int *closed)
+/* Zones explicitly and implicitly open, and closed, over the whole
+ * device; the first implicitly open one's start in *iopen_lba. */
+struct open_count {
+	unsigned int eopen, iopen, closed;
+	uint64_t iopen_lba;
+};
+
+static int count_open(struct se_dev *d, struct open_count *n)
 {
 	struct se_zone z[ZONE_BATCH];
 	uint64_t lba = 0;
 
-	*open = *closed = 0;
+	memset(n, 0, sizeof(*n));
 	while (lba < d->nr_lbas) {
 		int r = d->be->report(d->ctx, lba, z, ZONE_BATCH);
 
 		if (r <= 0)
 			return r < 0 ? r : -EIO;
 		for (int i = 0; i < r; i++) {
-			*open += z[i].cond == SE_ZC_EOPEN;
-			*closed += z[i].cond == SE_ZC_CLOSED;
+			n->eopen += z[i].cond == SE_ZC_EOPEN;
+			n->closed += z[i].cond == SE_ZC_CLOSED;
+			if (z[i].cond == SE_ZC_IOPEN && !n->iopen++)
+				n->iopen_lba = z[i].start;
 		}
 		lba = z[r - 1].start + z[r - 1].len;
 	}
@@ -364,22 +381,39 @@ static int count_open(struct se_dev *d, unsigned int *open, unsigned int *closed
 }
 
 /*
- * Would opening one more zone go beyond the limit? Only explicitly open
- * zones count: to open another, a drive closes an implicitly open zone
- * itself (ZBC-2; scsi_debug and dm-smr do the same), so the limit refuses
- * a zone only when the open ones are all explicitly open.
+ * Room to open @more zones (an open, a write or a finish of an empty or
+ * closed zone), within the open limit the disk reports. As a drive does
+ * (ZBC-2 4.4.3.5.2), implicitly open zones are closed to make room, and
+ * the limit refuses only when the open ones are explicitly open: DATA
+ * PROTECT, INSUFFICIENT ZONE RESOURCES. The export closes them itself
+ * rather than leave it to the device, whose own limit may be higher
+ * (--max-open below it).
  */
-static int no_open_resource(struct se_dev *d, struct se_cmd *c, unsigned int more)
+static int make_room(struct se_dev *d, struct se_cmd *c, unsigned int more)
 {
-	unsigned int open, closed;
+	struct open_count n;
 
 	if (!d->max_open)
 		return 0;
-	if (count_open(d, &open, &closed))
-		return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
-	if (open + more > d->max_open)
+	for (;;) {
+		if (count_open(d, &n))
+			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+		if (n.eopen + more > d->max_open)
+			return sense(c, SE_KEY_DATA_PROTECT, ASC_INSUFFICIENT_ZONE_RES);
+		if (n.eopen + n.iopen + more <= d->max_open)
+			return 0;
+		if (d->be->zone_op(d->ctx, SE_ZOP_CLOSE, n.iopen_lba, d->zone_lbas))
+			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+	}
+}
+
+/* A backend error as the sense a drive gives for it. */
+static int backend_error(struct se_cmd *c, int err, uint8_t key, uint16_t asc, uint64_t lba)
+{
+	/* the device's own open limit (BLK_STS_ZONE_OPEN_RESOURCE) */
+	if (err == -ETOOMANYREFS)
 		return sense(c, SE_KEY_DATA_PROTECT, ASC_INSUFFICIENT_ZONE_RES);
-	return 0;
+	return sense_info(c, key, asc, true, lba);
 }
 
 static bool report_match(uint8_t opt, const struct se_zone *z)
@@ -393,8 +427,10 @@ static bool report_match(uint8_t opt, const struct se_zone *z)
 	case 0x05: return z->cond == SE_ZC_FULL;
 	case 0x06: return z->cond == SE_ZC_RDONLY;
 	case 0x07: return z->cond == SE_ZC_OFFLINE;
+	case 0x08: return false;	/* inactive: no zone domains */
 	case 0x10: return false;	/* reset recommended: never */
 	case 0x11: return false;	/* non-sequential write resources: none */
+	case 0x3e: return false;	/* gap zones: none */
 	case 0x3f: return z->cond == SE_ZC_NOT_WP;
 	default: return false;
 	}
@@ -402,7 +438,7 @@ static bool report_match(uint8_t opt, const struct se_zone *z)
 
 static bool report_option_valid(uint8_t opt)
 {
-	return opt <= 0x07 || opt == 0x10 || opt == 0x11 || opt == 0x3f;
+	return opt <= 0x08 || opt == 0x10 || opt == 0x11 || opt == 0x3e || opt == 0x3f;
 }
 
 /* REPORT ZONES: the descriptors go straight into the data buffer, a
@@ -509,57 +545,111 @@ static int report_zones(struct se_dev *d, struct se_cmd *c)
 	return SE_GOOD;
 }
 
-/* ZBC OUT: one zone or (ALL) every zone the action applies to. */
+/* Does ZBC OUT action @sa change a zone in condition @cond? */
+static bool zone_op_acts(uint8_t sa, uint8_t cond)
+{
+	switch (sa) {
+	case SE_ZOP_CLOSE: return is_open(cond);
+	case SE_ZOP_FINISH: return is_open(cond) || cond == SE_ZC_CLOSED || cond == SE_ZC_EMPTY;
+	case SE_ZOP_OPEN: return cond != SE_ZC_EOPEN && cond != SE_ZC_FULL;
+	default: return cond != SE_ZC_EMPTY;	/* RESET */
+	}
+}
+
+/*
+ * One zone of a ZBC OUT without ALL. An open, or a finish of an empty or
+ * closed zone (which opens it on the way), needs an open resource.
+ */
+static int zone_op_one(struct se_dev *d, struct se_cmd *c, uint8_t sa, const struct se_zone *z)
+{
+	int r;
+
+	if (!zone_op_acts(sa, z->cond))
+		return 0;		/* what changes nothing succeeds */
+	if ((sa == SE_ZOP_OPEN || sa == SE_ZOP_FINISH) &&
+	    (z->cond == SE_ZC_EMPTY || z->cond == SE_ZC_CLOSED) && make_room(d, c, 1))
+		return c->status;
+	r = d->be->zone_op(d->ctx, sa, z->start, z->len);
+	if (r)
+		return backend_error(c, r, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE,
+				     z->start);
+	return 0;
+}
+
+/*
+ * ZBC OUT: ZONE COUNT zones from ZONE ID (0 counts as 1, ZBC-2), or
+ * (ALL) every zone the action applies to. The whole range is checked
+ * before any zone changes: past the end, not a zone's start, a
+ * conventional zone, a read-only or offline one, or (open) more zones
+ * than the open limit leaves.
+ */
 static int zone_out(struct se_dev *d, struct se_cmd *c)
 {
 	const uint8_t *cdb = c->cdb;
 	uint8_t sa = cdb[1] & 0x1f;
-	uint64_t id = get64(cdb + 2);
+	uint64_t id = get64(cdb + 2), count = get16(cdb + 12), lba, end;
 	bool all = cdb[14] & 0x01;
 	struct se_zone z[ZONE_BATCH];
-	int r;
+	struct open_count n;
+	unsigned int opens = 0;
+	int r, err;
 
 	if (sa < SE_ZOP_CLOSE || sa > SE_ZOP_RESET)
 		return illegal(c, ASC_INVALID_FIELD_CDB);
-	if (!all) {
-		if (id >= d->nr_lbas)
-			return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE, true, id);
-		if (id % d->zone_lbas)
-			return illegal(c, ASC_INVALID_FIELD_CDB);
-		if (zone_at(d, id, z))
+	if (all)
+		goto all;
+	if (id >= d->nr_lbas)
+		return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE, true, id);
+	if (id % d->zone_lbas)
+		return illegal(c, ASC_INVALID_FIELD_CDB);
+	if (!count)
+		count = 1;
+	if (count > (d->nr_lbas - id + d->zone_lbas - 1) / d->zone_lbas)
+		return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE, true, id);
+	end = id + count * d->zone_lbas;
+	for (lba = id; lba < end && lba < d->nr_lbas; ) {
+		r = d->be->report(d->ctx, lba, z, ZONE_BATCH);
+		if (r <= 0)
 			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
-		if (z[0].type == SE_ZT_CONV)
-			return illegal(c, ASC_INVALID_FIELD_CDB);
-		if (z[0].cond == SE_ZC_RDONLY)
-			return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_READ_ONLY, true, id);
-		if (z[0].cond == SE_ZC_OFFLINE)
-			return sense_info(c, SE_KEY_MEDIUM_ERROR, ASC_ZONE_OFFLINE, true, id);
-		/* what changes nothing succeeds without the backend */
-		if ((sa == SE_ZOP_CLOSE && !is_open(z[0].cond)) ||
-		    (sa == SE_ZOP_OPEN && (z[0].cond == SE_ZC_EOPEN || z[0].cond == SE_ZC_FULL)) ||
-		    (sa == SE_ZOP_FINISH && z[0].cond == SE_ZC_FULL) ||
-		    (sa == SE_ZOP_RESET && z[0].cond == SE_ZC_EMPTY)) {
-			c->status = SE_GOOD;
-			return SE_GOOD;
+		for (int i = 0; i < r && z[i].start < end; i++) {
+			if (z[i].type == SE_ZT_CONV)
+				return illegal(c, ASC_INVALID_FIELD_CDB);
+			if (z[i].cond == SE_ZC_RDONLY)
+				return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_READ_ONLY, true,
+						  z[i].start);
+			if (z[i].cond == SE_ZC_OFFLINE)
+				return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_OFFLINE, true,
+						  z[i].start);
+			opens += sa == SE_ZOP_OPEN && zone_op_acts(sa, z[i].cond);
 		}
-		if (sa == SE_ZOP_OPEN && (z[0].cond == SE_ZC_EMPTY || z[0].cond == SE_ZC_CLOSED) &&
-		    no_open_resource(d, c, 1))
-			return c->status;
-		r = d->be->zone_op(d->ctx, sa, id, z[0].len);
-		if (r)
-			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
-		c->status = SE_GOOD;
-		return SE_GOOD;
+		lba = z[r - 1].start + z[r - 1].len;
 	}
-	if (sa == SE_ZOP_OPEN) {	/* every closed zone, if they all fit */
-		unsigned int open, closed;
-
-		if (count_open(d, &open, &closed))
+	/* Each open makes an explicitly open zone: all of them must fit. */
+	if (opens && d->max_open) {
+		if (count_open(d, &n))
 			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
-		if (d->max_open && open + closed > d->max_open)
+		if (n.eopen + opens > d->max_open)
 			return sense(c, SE_KEY_DATA_PROTECT, ASC_INSUFFICIENT_ZONE_RES);
 	}
-	for (uint64_t lba = 0; lba < d->nr_lbas; ) {
+	for (lba = id; lba < end; lba += d->zone_lbas) {
+		if (zone_at(d, lba, z))
+			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+		if (zone_op_one(d, c, sa, z))
+			return c->status;
+	}
+	c->status = SE_GOOD;
+	return SE_GOOD;
+
+all:
+	if (sa == SE_ZOP_OPEN) {	/* every closed zone, if they all fit */
+		if (count_open(d, &n))
+			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+		if (d->max_open && n.eopen + n.closed > d->max_open)
+			return sense(c, SE_KEY_DATA_PROTECT, ASC_INSUFFICIENT_ZONE_RES);
+		if (make_room(d, c, n.closed))
+			return c->status;
+	}
+	for (lba = 0; lba < d->nr_lbas; ) {
 		r = d->be->report(d->ctx, lba, z, ZONE_BATCH);
 		if (r <= 0)
 			return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
@@ -569,6 +659,7 @@ static int zone_out(struct se_dev *d, struct se_cmd *c)
 
 			if (z[i].type == SE_ZT_CONV)
 				continue;
+			/* ALL: what the action is for, skipping what it cannot touch */
 			switch (sa) {
 			case SE_ZOP_CLOSE: act = is_open(cond); break;
 			case SE_ZOP_FINISH: act = is_open(cond) || cond == SE_ZC_CLOSED; break;
@@ -576,8 +667,12 @@ static int zone_out(struct se_dev *d, struct se_cmd *c)
 			default: act = cond != SE_ZC_EMPTY && cond != SE_ZC_OFFLINE &&
 					cond != SE_ZC_RDONLY; break;
 			}
-			if (act && d->be->zone_op(d->ctx, sa, z[i].start, z[i].len))
-				return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+			if (!act)
+				continue;
+			err = d->be->zone_op(d->ctx, sa, z[i].start, z[i].len);
+			if (err)
+				return backend_error(c, err, SE_KEY_HARDWARE_ERROR,
+						     ASC_INTERNAL_TARGET_FAILURE, z[i].start);
 		}
 		lba = z[r - 1].start + z[r - 1].len;
 	}
@@ -610,7 +705,7 @@ static int zbc_write_check(struct se_dev *d, struct se_cmd *c, uint64_t lba, uin
 	if (z.cond == SE_ZC_RDONLY)
 		return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_READ_ONLY, true, lba);
 	if (z.cond == SE_ZC_OFFLINE)
-		return sense_info(c, SE_KEY_MEDIUM_ERROR, ASC_ZONE_OFFLINE, true, lba);
+		return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_OFFLINE, true, lba);
 	if (last >= z.start + z.len)
 		return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_WRITE_BOUNDARY, true, lba);
 	if (z.cond == SE_ZC_FULL)
@@ -618,7 +713,34 @@ static int zbc_write_check(struct se_dev *d, struct se_cmd *c, uint64_t lba, uin
 	if (lba != z.wp)
 		return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_UNALIGNED_WRITE, true, lba);
 	if (z.cond == SE_ZC_EMPTY || z.cond == SE_ZC_CLOSED)
-		return no_open_resource(d, c, 1);
+		return make_room(d, c, 1);
+	return 0;
+}
+
+/*
+ * What a host-managed drive refuses to read: an offline zone (DATA
+ * PROTECT), and a read from a conventional zone into a sequential one or
+ * back, as the kernel's scsi_debug refuses it (ILLEGAL REQUEST, ATTEMPT
+ * TO READ INVALID DATA). Within sequential zones, past the write pointer
+ * too, reads are unrestricted (URSWRZ in VPD page B6h).
+ */
+static int zbc_read_check(struct se_dev *d, struct se_cmd *c, uint64_t lba, uint32_t nr)
+{
+	struct se_zone z, z2;
+	uint64_t last = lba + nr - 1;
+
+	if (zone_at(d, lba, &z))
+		return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+	if (z.cond == SE_ZC_OFFLINE)
+		return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_OFFLINE, true, lba);
+	if (last < z.start + z.len)
+		return 0;
+	if (zone_at(d, last, &z2))
+		return sense(c, SE_KEY_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+	if ((z.type == SE_ZT_CONV) != (z2.type == SE_ZT_CONV))
+		return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_READ_INVALID_DATA, true, lba);
+	if (z2.cond == SE_ZC_OFFLINE)
+		return sense_info(c, SE_KEY_DATA_PROTECT, ASC_ZONE_OFFLINE, true, z2.start);
 	return 0;
 }
 
@@ -656,12 +778,21 @@ static uint64_t first_bad(struct se_dev *d, struct se_cmd *c, uint64_t lba, uint
 	return lba + lo;
 }
 
+/*
+ * READ and WRITE (10) and (16). SBC-4: RDPROTECT/WRPROTECT (CDB byte 1,
+ * bits 7-5) must be 0 on a disk without protection information, and a
+ * transfer may not exceed the MAXIMUM TRANSFER LENGTH of VPD page B0h.
+ */
 static int rw(struct se_dev *d, struct se_cmd *c, bool write, uint64_t lba, uint32_t nr, bool fua)
 {
 	int r;
 
+	if (c->cdb[1] & 0xe0)
+		return illegal(c, ASC_INVALID_FIELD_CDB);
 	if (lba > d->nr_lbas || nr > d->nr_lbas - lba)
 		return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE, true, lba);
+	if (d->max_xfer && nr > d->max_xfer)
+		return illegal(c, ASC_INVALID_FIELD_CDB);
 	if (!nr) {
 		c->status = SE_GOOD;
 		return SE_GOOD;
@@ -673,8 +804,10 @@ static int rw(struct se_dev *d, struct se_cmd *c, bool write, uint64_t lba, uint
 			return c->status;
 		r = d->be->write(d->ctx, c->iov, c->iovcnt, lba, nr, fua);
 		if (r)
-			return sense_info(c, SE_KEY_MEDIUM_ERROR, ASC_WRITE_ERROR, true, lba);
+			return backend_error(c, r, SE_KEY_MEDIUM_ERROR, ASC_WRITE_ERROR, lba);
 	} else {
+		if (zoned(d) && zbc_read_check(d, c, lba, nr))
+			return c->status;
 		r = d->be->read(d->ctx, c->iov, c->iovcnt, lba, nr);
 		if (r)
 			return sense_info(c, SE_KEY_MEDIUM_ERROR, ASC_UNRECOVERED_READ, true,
@@ -682,6 +815,17 @@ static int rw(struct se_dev *d, struct se_cmd *c, bool write, uint64_t lba, uint
 		c->data_in = (size_t)nr * d->lbs;
 	}
 	c->status = SE_GOOD;
+	return SE_GOOD;
+}
+
+/* The whole cache, whatever the range; but the range must be on the
+ * disk (SBC-4: 0 blocks means to the end). */
+static int sync_cache(struct se_dev *d, struct se_cmd *c, uint64_t lba, uint32_t nr)
+{
+	if (lba > d->nr_lbas || nr > d->nr_lbas - lba)
+		return sense_info(c, SE_KEY_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE, true, lba);
+	if (d->be->flush(d->ctx))
+		return sense(c, SE_KEY_MEDIUM_ERROR, ASC_WRITE_ERROR);
 	return SE_GOOD;
 }
 
@@ -710,7 +854,8 @@ int se_exec(struct se_dev *d, struct se_cmd *c)
 	case 0x9e:			/* SERVICE ACTION IN(16) */
 		if ((cdb[1] & 0x1f) == 0x10)
 			return read_capacity16(d, c);
-		break;
+		/* a command this disk has, with a service action it has not */
+		return illegal(c, ASC_INVALID_FIELD_CDB);
 	case 0x1a:
 		return mode_sense(d, c, false);
 	case 0x5a:
@@ -724,14 +869,16 @@ int se_exec(struct se_dev *d, struct se_cmd *c)
 	case 0x8a:			/* WRITE(16) */
 		return rw(d, c, true, get64(cdb + 2), get32(cdb + 10), cdb[1] & 0x08);
 	case 0x35:			/* SYNCHRONIZE CACHE(10) */
+		return sync_cache(d, c, get32(cdb + 2), get16(cdb + 7));
 	case 0x91:			/* SYNCHRONIZE CACHE(16) */
-		if (d->be->flush(d->ctx))
-			return sense(c, SE_KEY_MEDIUM_ERROR, ASC_WRITE_ERROR);
-		return SE_GOOD;
+		return sync_cache(d, c, get64(cdb + 2), get32(cdb + 10));
 	case 0x95:			/* ZBC IN */
-		if (zoned(d) && (cdb[1] & 0x1f) == 0x00)
+		if (!zoned(d))
+			break;
+		if ((cdb[1] & 0x1f) == 0x00)
 			return report_zones(d, c);
-		break;
+		/* REPORT REALMS, REPORT ZONE DOMAINS, ...: not this disk's */
+		return illegal(c, ASC_INVALID_FIELD_CDB);
 	case 0x94:			/* ZBC OUT */
 		if (zoned(d))
 			return zone_out(d, c);

@@ -753,10 +753,23 @@ static int do_export(const char *devpath, const struct opts *o)
 			goto out;
 		}
 		dev.zone_lbas = zsect / (b.lbs / 512);
+		if (!queue_attr(b.fd, "max_open_zones", buf, sizeof(buf)))
+			dev.max_open = strtoul(buf, NULL, 10);
+		/*
+		 * Below the device's own limit, the export keeps its own
+		 * (scsi-emul closes implicitly open zones for room); above it,
+		 * the device would refuse opens the disk reports as allowed.
+		 */
+		if (o->max_open >= 0 && dev.max_open &&
+		    (!o->max_open || (unsigned int)o->max_open > dev.max_open)) {
+			msg("--max-open %d: above the device's own limit of %u open zones "
+			    "(queue/max_open_zones); at most %u", o->max_open, dev.max_open,
+			    dev.max_open);
+			rc = 2;
+			goto out;
+		}
 		if (o->max_open >= 0)
 			dev.max_open = o->max_open;
-		else if (!queue_attr(b.fd, "max_open_zones", buf, sizeof(buf)))
-			dev.max_open = strtoul(buf, NULL, 10);
 		/* what ZBC cannot say: a zone capacity below the zone size
 		 * (ZNS has it, ZBC-2 not), and a limit on active zones */
 		if (!queue_attr(b.fd, "max_active_zones", buf, sizeof(buf)) && strtoul(buf, NULL, 10)) {
@@ -851,6 +864,19 @@ static int do_export(const char *devpath, const struct opts *o)
 	fmt(p, sizeof(p), "%s/control", core);
 	if (write_file(p, buf)) {
 		msg("%s: %s: %s", p, buf, strerror(errno));
+		goto out;
+	}
+	/*
+	 * No time limit in TCMU: it fails a command still on the ring after
+	 * cmd_time_out (30 s), to the host, though this process executes it
+	 * later anyway (one thread serves the ring, and a command waits
+	 * behind a slow one, a cleaning say): a write the host was told
+	 * failed would then land. The sd driver's own time-out still runs;
+	 * its abort waits for the command to end here.
+	 */
+	fmt(p, sizeof(p), "%s/attrib/cmd_time_out", core);
+	if (write_file(p, "0")) {
+		msg("%s: %s", p, strerror(errno));
 		goto out;
 	}
 	fmt(p, sizeof(p), "%s/enable", core);

@@ -26,6 +26,7 @@ static uint8_t media[NZ * ZLEN * LBS];
 static struct se_zone zones[NZ];
 static uint64_t bad_lba = ~0ull;	/* a read of it fails */
 static int flushes;
+static int zone_op_err;			/* the next zone operation fails so */
 
 static void mem_reset(void)
 {
@@ -39,6 +40,7 @@ static void mem_reset(void)
 	}
 	bad_lba = ~0ull;
 	flushes = 0;
+	zone_op_err = 0;
 }
 
 static void copy(const struct iovec *iov, int cnt, uint8_t *m, size_t len, int to_media)
@@ -96,6 +98,12 @@ static int mem_zone_op(void *ctx, enum se_zone_op op, uint64_t lba, uint64_t nr)
 {
 	struct se_zone *z = &zones[lba / ZLEN];
 
+	if (zone_op_err) {
+		int e = zone_op_err;
+
+		zone_op_err = 0;
+		return e;
+	}
 	switch (op) {
 	case SE_ZOP_OPEN: z->cond = SE_ZC_EOPEN; break;
 	case SE_ZOP_CLOSE: z->cond = z->wp == z->start ? SE_ZC_EMPTY : SE_ZC_CLOSED; break;
@@ -155,13 +163,30 @@ static struct se_cmd wr(uint64_t lba, uint32_t nr, uint8_t fill)
 	return run(&hm, c, (size_t)nr * LBS);
 }
 
-static struct se_cmd zout(uint8_t sa, uint64_t lba, int all)
+static struct se_cmd zout_n(uint8_t sa, uint64_t lba, uint16_t count, int all)
 {
 	uint8_t c[16];
 
 	cdb16(c, 0x94, sa, lba, 0);
+	c[12] = count >> 8;
+	c[13] = count;
 	c[14] = all;
 	return run(&hm, c, 0);
+}
+
+static struct se_cmd zout(uint8_t sa, uint64_t lba, int all)
+{
+	return zout_n(sa, lba, 0, all);
+}
+
+/* Zones open, implicitly or explicitly. */
+static int nr_open(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < NZ; i++)
+		n += zones[i].cond == SE_ZC_IOPEN || zones[i].cond == SE_ZC_EOPEN;
+	return n;
 }
 
 static void expect_sense(struct se_cmd c, uint8_t key, uint8_t asc, uint8_t ascq, const char *what)
@@ -201,6 +226,7 @@ static void test_identify(void)
 	r = run(&hm, c, 96);
 	ok(r.status == SE_GOOD && buf[0] == 0x14 && !memcmp(buf + 8, "DM-SMR  ", 8),
 	   "INQUIRY: peripheral type 0x14 (host-managed), vendor DM-SMR");
+	ok((buf[64] << 8 | buf[65]) == 0x0660, "INQUIRY: version descriptor ZBC-2 (0660h)");
 	c[1] = 1;
 	c[2] = 0x00;
 	r = run(&hm, c, 96);
@@ -300,8 +326,8 @@ static void test_writes(void)
 	   "READ(16) returns what was written, across the iov pieces");
 	ok(wr(3 * ZLEN, 1, 0).status == SE_GOOD && wr(4 * ZLEN, 1, 0).status == SE_GOOD,
 	   "two zones implicitly open");
-	ok(wr(5 * ZLEN, 1, 0).status == SE_GOOD,
-	   "a third, limit 2: the drive closes an implicitly open one (not the emulation's to refuse)");
+	ok(wr(5 * ZLEN, 1, 0).status == SE_GOOD && nr_open() == 2 && zones[3].cond == SE_ZC_CLOSED,
+	   "a third, limit 2: an implicitly open one is closed to make room (got %d open)", nr_open());
 	mem_reset();
 	ok(zout(SE_ZOP_OPEN, 3 * ZLEN, 0).status == SE_GOOD && zout(SE_ZOP_OPEN, 4 * ZLEN, 0).status == SE_GOOD,
 	   "two zones explicitly open");
@@ -310,8 +336,29 @@ static void test_writes(void)
 	zones[6].cond = SE_ZC_RDONLY;
 	expect_sense(wr(6 * ZLEN, 1, 0), SE_KEY_DATA_PROTECT, 0x27, 0x08, "a write into a read-only zone");
 	zones[6].cond = SE_ZC_OFFLINE;
-	expect_sense(wr(6 * ZLEN, 1, 0), SE_KEY_MEDIUM_ERROR, 0x2c, 0x0e, "a write into an offline zone");
-	expect_sense(zout(SE_ZOP_RESET, 6 * ZLEN, 0), SE_KEY_MEDIUM_ERROR, 0x2c, 0x0e, "RESET of an offline zone");
+	expect_sense(wr(6 * ZLEN, 1, 0), SE_KEY_DATA_PROTECT, 0x2c, 0x0e, "a write into an offline zone");
+	expect_sense(zout(SE_ZOP_RESET, 6 * ZLEN, 0), SE_KEY_DATA_PROTECT, 0x2c, 0x0e, "RESET of an offline zone");
+	cdb16(c, 0x88, 0, 6 * ZLEN, 1);
+	expect_sense(run(&hm, c, LBS), SE_KEY_DATA_PROTECT, 0x2c, 0x0e, "a read of an offline zone");
+	mem_reset();
+	cdb16(c, 0x88, 0, 2 * ZLEN - 1, 2);
+	expect_sense(run(&hm, c, 2 * LBS), SE_KEY_ILLEGAL_REQUEST, 0x21, 0x06,
+		     "a read from a conventional into a sequential zone");
+	cdb16(c, 0x88, 0, ZLEN - 1, 2);
+	ok(run(&hm, c, 2 * LBS).status == SE_GOOD, "a read across two conventional zones");
+	cdb16(c, 0x88, 0, 3 * ZLEN - 1, 2);
+	ok(run(&hm, c, 2 * LBS).status == SE_GOOD, "a read across two sequential zones, past the write pointers");
+	cdb16(c, 0x88, 0x20, 0, 1);	/* RDPROTECT 1 */
+	expect_sense(run(&hm, c, LBS), SE_KEY_ILLEGAL_REQUEST, 0x24, 0, "READ with RDPROTECT, no protection information");
+	cdb16(c, 0x8a, 0x40, 0, 1);	/* WRPROTECT 2 */
+	expect_sense(run(&hm, c, LBS), SE_KEY_ILLEGAL_REQUEST, 0x24, 0, "WRITE with WRPROTECT");
+	cdb16(c, 0x88, 0, 0, 17);
+	expect_sense(run(&hm, c, 17 * LBS), SE_KEY_ILLEGAL_REQUEST, 0x24, 0,
+		     "a read over the maximum transfer length (16)");
+	/* the device's own open limit, below the one reported */
+	zone_op_err = -ETOOMANYREFS;
+	expect_sense(zout(SE_ZOP_OPEN, 3 * ZLEN, 0), SE_KEY_DATA_PROTECT, 0x55, 0x0e,
+		     "the device refusing an open for its own limit: INSUFFICIENT ZONE RESOURCES");
 	mem_reset();
 	cdb16(c, 0x8a, 0, NZ * ZLEN - 1, 2);
 	expect_sense(run(&hm, c, 2 * LBS), SE_KEY_ILLEGAL_REQUEST, 0x21, 0, "write past the end");
@@ -321,6 +368,9 @@ static void test_writes(void)
 	c[0] = 0x35;
 	r = run(&hm, c, 0);
 	ok(r.status == SE_GOOD && flushes == 1, "SYNCHRONIZE CACHE(10) flushes");
+	cdb16(c, 0x91, 0, NZ * ZLEN - 1, 2);
+	expect_sense(run(&hm, c, 0), SE_KEY_ILLEGAL_REQUEST, 0x21, 0, "SYNCHRONIZE CACHE(16) past the end");
+	ok(flushes == 1, "  and no flush");
 }
 
 static void test_zone_ops(void)
@@ -344,6 +394,55 @@ static void test_zone_ops(void)
 	expect_sense(zout(7, 5 * ZLEN, 0), SE_KEY_ILLEGAL_REQUEST, 0x24, 0, "ZBC OUT action 7");
 	ok(zout(SE_ZOP_RESET, 0, 1).status == SE_GOOD && zones[5].cond == SE_ZC_EMPTY &&
 	   zones[5].wp == 5 * ZLEN, "RESET ALL");
+
+	/* ZONE COUNT (ZBC-2): the zones from ZONE ID on, 0 counting as 1 */
+	mem_reset();
+	ok(zout_n(SE_ZOP_OPEN, 3 * ZLEN, 2, 0).status == SE_GOOD && zones[3].cond == SE_ZC_EOPEN &&
+	   zones[4].cond == SE_ZC_EOPEN && zones[5].cond == SE_ZC_EMPTY, "OPEN zone 3, count 2: zones 3 and 4");
+	ok(zout_n(SE_ZOP_RESET, 3 * ZLEN, 2, 0).status == SE_GOOD && zones[3].cond == SE_ZC_EMPTY &&
+	   zones[4].cond == SE_ZC_EMPTY, "RESET zone 3, count 2: both");
+	expect_sense(zout_n(SE_ZOP_OPEN, 3 * ZLEN, 3, 0), SE_KEY_DATA_PROTECT, 0x55, 0x0e,
+		     "OPEN 3 zones, limit 2");
+	ok(nr_open() == 0, "  none opened");
+	expect_sense(zout_n(SE_ZOP_RESET, 6 * ZLEN, 3, 0), SE_KEY_ILLEGAL_REQUEST, 0x21, 0,
+		     "RESET 3 zones from the second last");
+	expect_sense(zout_n(SE_ZOP_RESET, ZLEN, 2, 0), SE_KEY_ILLEGAL_REQUEST, 0x24, 0,
+		     "RESET from a conventional zone on");
+	wr(3 * ZLEN, 1, 0);
+	wr(4 * ZLEN, 1, 0);
+	ok(zout_n(SE_ZOP_FINISH, 3 * ZLEN, 2, 0).status == SE_GOOD && zones[3].cond == SE_ZC_FULL &&
+	   zones[4].cond == SE_ZC_FULL, "FINISH zone 3, count 2");
+
+	/* FINISH of an empty or closed zone opens it on the way (libzbc 01.140/141) */
+	mem_reset();
+	zout(SE_ZOP_OPEN, 3 * ZLEN, 0);
+	zout(SE_ZOP_OPEN, 4 * ZLEN, 0);
+	expect_sense(zout(SE_ZOP_FINISH, 5 * ZLEN, 0), SE_KEY_DATA_PROTECT, 0x55, 0x0e,
+		     "FINISH an empty zone, the limit's zones explicitly open");
+	ok(zones[5].cond == SE_ZC_EMPTY, "  it stays empty");
+	mem_reset();
+	wr(3 * ZLEN, 1, 0);
+	wr(4 * ZLEN, 1, 0);
+	ok(zout(SE_ZOP_FINISH, 5 * ZLEN, 0).status == SE_GOOD && zones[5].cond == SE_ZC_FULL,
+	   "FINISH an empty zone, the limit's zones implicitly open: one is closed");
+
+	/* service actions this disk does not have: INVALID FIELD IN CDB */
+	{
+		uint8_t c[16];
+
+		cdb16(c, 0x95, 0x06, 0, 64);	/* REPORT REALMS */
+		expect_sense(run(&hm, c, 64), SE_KEY_ILLEGAL_REQUEST, 0x24, 0, "ZBC IN, REPORT REALMS");
+		cdb16(c, 0x9e, 0x12, 0, 32);	/* GET LBA STATUS */
+		expect_sense(run(&hm, c, 32), SE_KEY_ILLEGAL_REQUEST, 0x24, 0,
+			     "SERVICE ACTION IN(16), GET LBA STATUS");
+		cdb16(c, 0x95, 0x00, 0, 64 + NZ * 64);
+		c[14] = 0x3e;		/* gap zones */
+		ok(run(&hm, c, 64 + NZ * 64).status == SE_GOOD && be32(buf) == 0,
+		   "REPORT ZONES, gap zones (3Eh): none");
+		c[14] = 0x08;		/* inactive zones */
+		ok(run(&hm, c, 64 + NZ * 64).status == SE_GOOD && be32(buf) == 0,
+		   "REPORT ZONES, inactive zones (08h): none");
+	}
 }
 
 static void test_disk(void)
