@@ -27,6 +27,8 @@
  */
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 
 #include "smr-compat.h"
@@ -156,6 +158,19 @@ void smr_faults_exit(struct smr_faults *f)
 		bio_io_error(bio);
 	if (f->bb_ready)
 		badblocks_exit(&f->bb);
+	kvfree(f->held);
+}
+
+void smr_faults_order_writes(struct smr_faults *f, u64 zone_sectors)
+{
+	f->order_sectors = zone_sectors;
+}
+
+void smr_faults_map_reads_first(struct smr_faults *f,
+				void (*issue)(struct dm_target *ti,
+					      struct bio *bio))
+{
+	f->issue = issue;
 }
 
 /* After the target set its own per_io_data_size: ours goes first. */
@@ -210,6 +225,38 @@ static bool smr_transient_fires(struct smr_faults *f, sector_t s, u32 n,
 	return prandom_u32_state(&f->tr_rnd) % 1000000 < f->tr_ppm;
 }
 
+/*
+ * Under f->lock: hold @bio for the delay, behind the bios held already.
+ * Suspending (or the delay since set to 0), it is due at once: the
+ * worker is then running or about to, and sends it.
+ */
+static void smr_faults_queue(struct smr_faults *f, struct bio *bio,
+			     bool mapped, unsigned int ms)
+{
+	struct smr_fault_bio *fb = smr_fault_bio(f, bio);
+	unsigned long d = f->draining ? 0 : msecs_to_jiffies(ms);
+	bool first = bio_list_empty(&f->delayed);
+
+	fb->due = jiffies + d;
+	fb->mapped = mapped;
+	fb->counted = false;
+	bio_list_add(&f->delayed, bio);
+	if (first)
+		queue_delayed_work(f->wq, &f->dwork, d);
+}
+
+/* Under f->lock: a write on @delayed, counted against its zone. */
+static void smr_faults_count_write(struct smr_faults *f, struct bio *bio,
+				   u32 zone)
+{
+	struct smr_fault_bio *fb = smr_fault_bio(f, bio);
+
+	fb->zone = zone;
+	fb->counted = true;
+	f->held[zone]++;
+	WRITE_ONCE(f->held_writes, f->held_writes + 1);
+}
+
 static int smr_faults_fail(struct bio *bio, blk_status_t sts)
 {
 	bio->bi_status = sts;
@@ -227,10 +274,11 @@ int smr_faults_map(struct smr_faults *f, struct bio *bio)
 {
 	sector_t s;
 	u32 n = bio_sectors(bio);
-	bool write, fire, delay = false;
+	bool write, fire, delay = false, hold = false, behind = false;
 	unsigned long flags;
 
-	if (likely(!READ_ONCE(f->armed)) || !n)
+	/* Writes held behind a delay keep their zone's later ones behind. */
+	if (likely(!READ_ONCE(f->armed) && !READ_ONCE(f->held_writes)) || !n)
 		return SMR_FAULT_PASS;
 	if (bio_op(bio) == REQ_OP_READ)
 		write = false;
@@ -265,16 +313,22 @@ int smr_faults_map(struct smr_faults *f, struct bio *bio)
 	fire = smr_transient_fires(f, s, n, write);
 	if (!fire && f->dl_ms && !f->draining &&
 	    smr_range_takes(&f->dl, s, n, write)) {
-		bool first = bio_list_empty(&f->delayed);
-		unsigned long d = msecs_to_jiffies(f->dl_ms);
-
-		smr_fault_bio(f, bio)->due = jiffies + d;
-		bio_list_add(&f->delayed, bio);
-		if (first)
-			queue_delayed_work(f->wq, &f->dwork, d);
 		delay = true;
+		/* A read the target maps first: smr_faults_hold() queues it. */
+		hold = f->issue && !write;
+		if (!hold)
+			smr_faults_queue(f, bio, false, f->dl_ms);
+	} else if (!fire && write && f->held &&
+		   f->held[div64_u64(s, f->order_sectors)]) {
+		/* Behind its zone's held write: due when that one is. */
+		smr_faults_queue(f, bio, false, 0);
+		behind = true;
 	}
+	if ((delay || behind) && write && f->held)
+		smr_faults_count_write(f, bio, div64_u64(s, f->order_sectors));
 	spin_unlock_irqrestore(&f->lock, flags);
+	if (behind)
+		return DM_MAPIO_SUBMITTED;
 
 	if (fire) {
 		atomic64_inc(&f->stats.transient);
@@ -284,9 +338,18 @@ int smr_faults_map(struct smr_faults *f, struct bio *bio)
 	if (delay) {
 		atomic64_inc(&f->stats.delayed);
 		smr_faults_fire(f, SMR_FAULT_DELAY, s, n, write);
-		return DM_MAPIO_SUBMITTED;
+		return hold ? SMR_FAULT_HOLD : DM_MAPIO_SUBMITTED;
 	}
 	return SMR_FAULT_PASS;
+}
+
+void smr_faults_hold(struct smr_faults *f, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&f->lock, flags);
+	smr_faults_queue(f, bio, true, f->dl_ms);
+	spin_unlock_irqrestore(&f->lock, flags);
 }
 
 /* Map the delayed bios that are due, in order; wait again for the rest. */
@@ -300,17 +363,25 @@ static void smr_faults_delay_work(struct work_struct *work)
 	bio_list_init(&due);
 	spin_lock_irq(&f->lock);
 	while ((bio = bio_list_peek(&f->delayed))) {
-		unsigned long t = smr_fault_bio(f, bio)->due;
+		struct smr_fault_bio *fb = smr_fault_bio(f, bio);
 
-		if (!f->draining && time_before(jiffies, t)) {
-			queue_delayed_work(f->wq, &f->dwork, t - jiffies);
+		if (!f->draining && time_before(jiffies, fb->due)) {
+			queue_delayed_work(f->wq, &f->dwork, fb->due - jiffies);
 			break;
+		}
+		if (fb->counted) {
+			f->held[fb->zone]--;
+			WRITE_ONCE(f->held_writes, f->held_writes - 1);
 		}
 		bio_list_add(&due, bio_list_pop(&f->delayed));
 	}
 	spin_unlock_irq(&f->lock);
 
 	while ((bio = bio_list_pop(&due))) {
+		if (smr_fault_bio(f, bio)->mapped) {
+			f->issue(f->ti, bio);
+			continue;
+		}
 		switch (f->remap(f->ti, bio)) {
 		case DM_MAPIO_SUBMITTED:
 			break;
@@ -593,6 +664,20 @@ static int smr_delay_message(struct smr_faults *f, unsigned int argc,
 				  SMR_FAULT_MAX_DELAY_MS, &ms) ||
 		    smr_fault_parse_dir(f, "delay", argc, argv, 4, &r))
 			return -EINVAL;
+		/* Under msg_lock: allocated once, freed with the table. */
+		if (f->order_sectors && r.dir != SMR_FAULT_READ && !f->held) {
+			u32 *held = kvcalloc(DIV_ROUND_UP_ULL(f->ti->len, f->order_sectors),
+					     sizeof(*held), GFP_KERNEL);
+
+			if (!held) {
+				DMERR("%s: delay: no memory to keep each zone's writes in order",
+				      smr_fault_dev(f));
+				return -ENOMEM;
+			}
+			spin_lock_irq(&f->lock);
+			f->held = held;
+			spin_unlock_irq(&f->lock);
+		}
 		spin_lock_irq(&f->lock);
 		f->dl = r;
 		f->dl_ms = ms;

@@ -14,7 +14,8 @@
  *
  * A target calls smr_faults_map() first in map(); SMR_FAULT_PASS means
  * "map it as usual". A delayed bio is mapped later, from a worker, by
- * the target's @remap (its map() without this check).
+ * the target's @remap (its map() without this check), except a read of
+ * a target that maps reads first (smr_faults_map_reads_first()).
  */
 #ifndef SMR_FAULTS_H
 #define SMR_FAULTS_H
@@ -31,6 +32,12 @@
 
 /* smr_faults_map(): no fault for this bio, map it. */
 #define SMR_FAULT_PASS		(-1)
+/*
+ * smr_faults_map(): a read to delay, for a target that maps reads before
+ * their delay (smr_faults_map_reads_first()): map it now, in map(), then
+ * hand it to smr_faults_hold() instead of sending it.
+ */
+#define SMR_FAULT_HOLD		(-2)
 
 /* Longest delay a message may set: suspend waits for delayed bios. */
 #define SMR_FAULT_MAX_DELAY_MS	60000
@@ -65,6 +72,9 @@ struct smr_fault_range {
  */
 struct smr_fault_bio {
 	unsigned long due;	/* a delayed bio: jiffies when it is mapped */
+	u32 zone;		/* a write counted in smr_faults.held[] */
+	bool mapped;		/* mapped before the delay: @issue sends it */
+	bool counted;		/* counted in held[zone] */
 };
 
 struct smr_fault_stats {
@@ -90,6 +100,8 @@ struct smr_faults {
 	struct dm_target *ti;
 	char name[DM_NAME_LEN];		/* the dm name, for the trace event */
 	int (*remap)(struct dm_target *ti, struct bio *bio);
+	/* Sends a read mapped before its delay; NULL: map when due. */
+	void (*issue)(struct dm_target *ti, struct bio *bio);
 	struct mutex msg_lock;		/* one message at a time */
 
 	/*
@@ -113,7 +125,17 @@ struct smr_faults {
 	struct smr_fault_range dl;
 	u32 dl_ms;			/* 0: no delay */
 	bool draining;			/* suspending: map delayed bios now */
-	struct bio_list delayed;	/* in order of due */
+	struct bio_list delayed;	/* in the order they came */
+	/*
+	 * A target that takes a zone's writes only in order (host-managed:
+	 * smr_faults_order_writes()): a write goes on @delayed behind a
+	 * write of its zone held there, as a drive with a slow sector still
+	 * takes a zone's writes in order. @held counts each zone's writes on
+	 * @delayed; allocated by the first delay message that takes writes.
+	 */
+	u64 order_sectors;		/* the zone size; 0: writes in any order */
+	u32 *held;
+	u32 held_writes;		/* their sum: map() looks while not 0 */
 	struct workqueue_struct *wq;
 	struct delayed_work dwork;
 
@@ -127,6 +149,20 @@ void smr_faults_exit(struct smr_faults *f);
 void smr_faults_per_io(struct dm_target *ti);
 
 int smr_faults_map(struct smr_faults *f, struct bio *bio);
+
+/*
+ * For a target whose map() may split a read (dm_accept_partial_bio()
+ * works only in map(): it writes into dm's stack frame there): reads in a
+ * delay range are mapped at once and held mapped; @issue sends one when
+ * it is due, from the fault worker. Writes are still held unmapped.
+ */
+void smr_faults_map_reads_first(struct smr_faults *f,
+				void (*issue)(struct dm_target *ti,
+					      struct bio *bio));
+/* Writes to one zone of @zone_sectors reach the target in their order. */
+void smr_faults_order_writes(struct smr_faults *f, u64 zone_sectors);
+/* A bio smr_faults_map() said SMR_FAULT_HOLD of, mapped: hold it. */
+void smr_faults_hold(struct smr_faults *f, struct bio *bio);
 
 /* Suspend maps the delayed bios at once; resume delays again. */
 void smr_faults_presuspend(struct smr_faults *f);

@@ -29,8 +29,7 @@
  * Concurrency: one ordered worker (sc->wq) handles writes, flushes and the
  * completion of cache writes, and is the only code that adds to the index.
  * The cleaner (clean_wq) removes a band's index only while no write to
- * that band is in flight or admitted. Reads are mapped in map() under
- * sc->lock, split with dm_accept_partial_bio() where cache and band meet.
+ * that band is in flight or admitted. Reads are dm-smr-dm-read.c's.
  */
 #include <linux/jiffies.h>
 #include <linux/slab.h>
@@ -43,72 +42,18 @@
 /* The I/O path.                                                       */
 /* ------------------------------------------------------------------ */
 
-static int smr_dm_read(struct smr_target *sc, struct bio *bio,
-		       struct smr_dm_io *io)
-{
-	struct smr_dm *dm = sc->dm;
-	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
-	u32 osect, band, slot, run, n;
-	struct smr_band *b;
-
-	band = div_u64_rem(sector, dm->band_sectors, &osect);
-	n = bio_sectors(bio) >> 3;
-	if ((osect | bio_sectors(bio)) & (SMR_BLOCK_SECTORS - 1) || !n)
-		return DM_MAPIO_KILL;
-	b = &dm->bands[band];
-
-	spin_lock_irq(&sc->lock);
-	run = smr_ext_lookup(b, osect >> 3, n, &slot);
-	if (slot != SMR_SLOT_FREE)
-		atomic_inc(&b->readers);
-	dm->stats.host_read_sectors += (u64)run << 3;
-	spin_unlock_irq(&sc->lock);
-
-	if (run < n)
-		dm_accept_partial_bio(bio, run << 3);
-	bio_set_dev(bio, sc->bdev);
-	if (slot != SMR_SLOT_FREE) {
-		io->kind = SMR_IO_READ_CACHE;
-		io->band = band;
-		bio->bi_iter.bi_sector = smr_slot_sector_dm(dm, slot);
-	} else {
-		bio->bi_iter.bi_sector = smr_band_sector(dm, band) + osect;
-	}
-	if (sc->tm) {
-		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->bdev,
-			      bio->bi_iter.bi_sector,
-			      smr_dm_tm_pos(dm, bio->bi_iter.bi_sector));
-		return DM_MAPIO_SUBMITTED;
-	}
-	return smr_dm_send(sc, bio, true);
-}
-
 static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map);
-
-void smr_dm_io_reset(struct bio *bio)
-{
-	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
-
-	io->kind = SMR_IO_NONE;
-	io->indexed = false;
-	io->parked = false;
-	io->wait_since_ns = 0;
-	smr_tm_bio_init(&io->tm);
-}
 
 int smr_dm_map(struct smr_target *sc, struct bio *bio)
 {
 	struct smr_dm *dm = sc->dm;
-	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
-	unsigned long now = jiffies;
 
 	smr_dm_io_reset(bio);
-	if (READ_ONCE(dm->last_io) != now)
-		WRITE_ONCE(dm->last_io, now);
+	smr_dm_touch(dm);
 
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
-		return smr_dm_read(sc, bio, io);
+		return smr_dm_read(sc, bio);
 	case REQ_OP_WRITE:
 		if (bio_sectors(bio))
 			return smr_dm_write(sc, bio, true);

@@ -4,6 +4,7 @@
  * files share. The mode is split by job:
  *   dm-smr-dm.c          the target: table line, map and end-io, the
  *                        worker, suspend and resume
+ *   dm-smr-dm-read.c     host reads, delayed ones too; each bio's state
  *   dm-smr-dm-cache.c    the persistent cache: slot log, extent index,
  *                        cache writes until indexed
  *   dm-smr-dm-bands.c    the bands holding slots, in the policies' orders
@@ -318,11 +319,23 @@ static inline void smr_mark_slots_dirty(struct smr_target *sc, u32 slot, u32 n)
 		smr_slots_mark_dirty(&sc->md, 1 + k);
 }
 
+/* Host I/O now: background cleaning waits for idle_ms after it. */
+static inline void smr_dm_touch(struct smr_dm *dm)
+{
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(dm->last_io) != now)
+		WRITE_ONCE(dm->last_io, now);
+}
+
 static inline void smr_mark_band_dirty(struct smr_target *sc, u32 band)
 {
 	smr_slots_mark_dirty(&sc->md,
 			     1 + sc->dm->slot_blocks + band / SMR_BANDS_PER_BLOCK);
 }
+
+/* Defined in dm-smr-dm-read.c */
+int smr_dm_read(struct smr_target *sc, struct bio *bio);
 
 /* Defined in dm-smr-dm-cache.c */
 u32 smr_ext_find(struct smr_band *b, u32 off);

@@ -240,6 +240,8 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		if (ret)
 			goto bad;
 		smr_dm_power_setup(sc);
+		/* A read may be split where cache and band meet: in map(). */
+		smr_faults_map_reads_first(&sc->faults, smr_dm_read_delayed);
 		smr_faults_per_io(ti);
 		ti->private = sc;
 		smr_nl_register(sc, smr_zones_of(sc), &smr_nl_counters);
@@ -286,6 +288,8 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->flush_supported = true;
 	/* The zoned device appends natively: dm passes zone appends on. */
 	ti->emulate_zone_append = false;
+	/* A delayed write keeps its zone's later writes behind it. */
+	smr_faults_order_writes(&sc->faults, sc->zone_sectors);
 	smr_faults_per_io(ti);
 	smr_nl_register(sc, smr_zones_of(sc), &smr_nl_counters);
 	return 0;
@@ -354,6 +358,8 @@ static int smr_map(struct dm_target *ti, struct bio *bio)
 		}
 	}
 	r = smr_faults_map(&sc->faults, bio);
+	if (r == SMR_FAULT_HOLD)	/* a delayed drive-managed read */
+		return smr_dm_read_hold(sc, bio);
 	return r == SMR_FAULT_PASS ? smr_map_bio(ti, bio) : r;
 }
 

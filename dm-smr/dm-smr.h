@@ -422,6 +422,8 @@ static inline struct smr_target *smr_zones_of(struct smr_target *sc)
 int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as);
 void smr_dm_free(struct smr_target *sc);
 int smr_dm_map(struct smr_target *sc, struct bio *bio);
+int smr_dm_read_hold(struct smr_target *sc, struct bio *bio);
+void smr_dm_read_delayed(struct dm_target *ti, struct bio *bio);
 void smr_dm_io_reset(struct bio *bio);
 int smr_dm_end_io(struct smr_target *sc, struct bio *bio,
 		  blk_status_t *error);

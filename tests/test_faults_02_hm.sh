@@ -7,7 +7,7 @@
 # a sequential zone: a write refused on a bad sector leaves the write
 # pointer where it was, and once the range is removed the same write at
 # the write pointer succeeds; a read below the write pointer over a bad
-# sector fails.
+# sector fails. A delayed write keeps its zone's later writes behind it.
 
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/hm.sh"
@@ -46,6 +46,31 @@ out=$(hm_pwrite $D $((Z + 64)) "$T_WORK/w2" 64) &&
 	not_ok "the same write at the wp succeeds once the range is gone" "$out"
 assert_eq "the write pointer moved" 128 "$(hm_wp $D $Z)"
 hm_assert_read "the write reads back" $D $((Z + 64)) "$T_WORK/w2" 64
+
+# A slow first block of zone 5: a zone's writes still reach the drive in
+# the order they came, so the one after it, sent while it waits, waits
+# behind it rather than meeting a write pointer it is not at.
+Z=$((5 * ZS))
+hm_data "$T_WORK/s1" 8
+hm_data "$T_WORK/s2" 8
+check "delay writes of zone 5's first block 1 s" fl_msg $D delay $Z 8 1000 write
+t0=$(fl_stat $D delayed_ios)
+hm_pwrite $D $Z "$T_WORK/s1" 8 > "$T_WORK/s1.out" &
+p1=$!
+# Sent once the first is held (counted), long before it is due.
+for _ in $(seq 50); do [ "$(fl_stat $D delayed_ios)" != "$t0" ] && break; sleep 0.02; done
+out=$(hm_pwrite $D $((Z + 8)) "$T_WORK/s2" 8) &&
+	ok "the next write, sent while the first waits, succeeds" ||
+	not_ok "the next write, sent while the first waits, succeeds" "$out"
+wait $p1 && ok "the delayed write succeeds" ||
+	not_ok "the delayed write succeeds" "$(cat "$T_WORK/s1.out")"
+assert_eq "the write pointer is past both" 16 "$(hm_wp $D $Z)"
+assert_eq "no write pointer error" 0 "$(hm_stat $D wp_errors)"
+assert_eq "one I/O was delayed (the one behind it only waited)" $((t0 + 1)) \
+	"$(fl_stat $D delayed_ios)"
+hm_assert_read "the first reads back" $D $Z "$T_WORK/s1" 8
+hm_assert_read "the second reads back" $D $((Z + 8)) "$T_WORK/s2" 8
+check "delay off" fl_msg $D delay off
 
 dmesg_check
 _show_result

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-smr drive-managed mode: host reads, and the per-bio state every host
+ * bio starts with. A read goes to the cache or to its band, split in
+ * map() where the two meet; one a delay fault holds (common/smr-faults.h)
+ * is aimed in map() too and sent from the fault worker.
+ */
+#include "dm-smr-dm.h"
+
+/* Every host bio starts so (smr_dm_map(), and smr_map() before the faults). */
+void smr_dm_io_reset(struct bio *bio)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+
+	io->kind = SMR_IO_NONE;
+	io->indexed = false;
+	io->parked = false;
+	io->wait_since_ns = 0;
+	smr_tm_bio_init(&io->tm);
+}
+
+/*
+ * Where a read goes: the cache or its band, whichever holds its first
+ * block, and only as far as that holds the blocks after it; dm sends the
+ * rest as another bio. In map() only: dm_accept_partial_bio() writes into
+ * dm's own stack frame, which is gone once map() has returned. A read in
+ * the cache holds its band (b->readers) until smr_dm_end_io(), so that
+ * its slots are not cleaned and reused under it.
+ */
+static int smr_dm_read_map(struct smr_target *sc, struct bio *bio,
+			   struct smr_dm_io *io)
+{
+	struct smr_dm *dm = sc->dm;
+	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	u32 osect, band, slot, run, n;
+	struct smr_band *b;
+
+	band = div_u64_rem(sector, dm->band_sectors, &osect);
+	n = bio_sectors(bio) >> 3;
+	if ((osect | bio_sectors(bio)) & (SMR_BLOCK_SECTORS - 1) || !n)
+		return DM_MAPIO_KILL;
+	b = &dm->bands[band];
+
+	spin_lock_irq(&sc->lock);
+	run = smr_ext_lookup(b, osect >> 3, n, &slot);
+	if (slot != SMR_SLOT_FREE)
+		atomic_inc(&b->readers);
+	dm->stats.host_read_sectors += (u64)run << 3;
+	spin_unlock_irq(&sc->lock);
+
+	if (run < n)
+		dm_accept_partial_bio(bio, run << 3);
+	bio_set_dev(bio, sc->bdev);
+	if (slot != SMR_SLOT_FREE) {
+		io->kind = SMR_IO_READ_CACHE;
+		io->band = band;
+		bio->bi_iter.bi_sector = smr_slot_sector_dm(dm, slot);
+	} else {
+		bio->bi_iter.bi_sector = smr_band_sector(dm, band) + osect;
+	}
+	return DM_MAPIO_REMAPPED;
+}
+
+/* Send a read smr_dm_read_map() aimed, from map() or from a worker. */
+static int smr_dm_read_issue(struct smr_target *sc, struct bio *bio,
+			     bool in_map)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+
+	if (sc->tm) {
+		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->bdev,
+			      bio->bi_iter.bi_sector,
+			      smr_dm_tm_pos(sc->dm, bio->bi_iter.bi_sector));
+		return DM_MAPIO_SUBMITTED;
+	}
+	return smr_dm_send(sc, bio, in_map);
+}
+
+int smr_dm_read(struct smr_target *sc, struct bio *bio)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+	int r = smr_dm_read_map(sc, bio, io);
+
+	return r == DM_MAPIO_REMAPPED ? smr_dm_read_issue(sc, bio, true) : r;
+}
+
+/*
+ * A read a delay fault holds (smr_faults_map() said SMR_FAULT_HOLD): it
+ * is split and aimed here, in map(), and held aimed; the fault worker
+ * sends it (smr_dm_read_delayed()). Its band stays held meanwhile if it
+ * reads the cache, so the slots it reads are the ones it was aimed at.
+ */
+int smr_dm_read_hold(struct smr_target *sc, struct bio *bio)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+	int r;
+
+	smr_dm_io_reset(bio);
+	smr_dm_touch(sc->dm);
+	r = smr_dm_read_map(sc, bio, io);
+	if (r != DM_MAPIO_REMAPPED)
+		return r;
+	smr_faults_hold(&sc->faults, bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+void smr_dm_read_delayed(struct dm_target *ti, struct bio *bio)
+{
+	smr_dm_read_issue(ti->private, bio, false);
+}
