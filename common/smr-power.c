@@ -134,6 +134,25 @@ static int smr_power_arm(struct smr_power *p, u64 n, u8 what)
 	return ret;
 }
 
+bool smr_power_if_on(struct smr_power *p, void (*fn)(void *arg), void *arg)
+{
+	unsigned long flags;
+	bool on;
+
+	spin_lock_irqsave(&p->lock, flags);
+	on = p->state != SMR_POWER_CUT;
+	if (on)
+		fn(arg);
+	spin_unlock_irqrestore(&p->lock, flags);
+	return on;
+}
+
+int smr_power_settle(struct smr_power *p)
+{
+	might_sleep();
+	return p->ops->settle(p->owner);
+}
+
 int smr_power_message(struct smr_power *p, unsigned int argc, char **argv,
 		      char *result, unsigned int maxlen)
 {
@@ -148,7 +167,7 @@ int smr_power_message(struct smr_power *p, unsigned int argc, char **argv,
 		smr_power_cut_locked(p);
 		spin_unlock_irq(&p->lock);
 		/* Once this returns, the backing device holds what it keeps. */
-		ret = p->ops->settle(p->owner);
+		ret = smr_power_settle(p);
 		if (ret)
 			DMERR("%s: power_cut: I/O issued before the cut is still in flight to the backing device",
 			      p->name);

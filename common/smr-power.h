@@ -104,6 +104,20 @@ static inline bool smr_power_io(struct smr_power *p, blk_opf_t opf,
 	return __smr_power_io(p, opf, size);
 }
 
+/*
+ * After a cut: wait, bounded, until the drive issues nothing more to its
+ * backing device (ops->settle). 0, or -ETIMEDOUT. Process context.
+ */
+int smr_power_settle(struct smr_power *p);
+
+/*
+ * @fn(@arg) under the switch's lock unless the power is cut: a cut then
+ * comes wholly before (and @fn is not called) or wholly after (and undoes
+ * it), never between the look and @fn. For waking a model at resume.
+ * @fn must not sleep. Returns whether it ran.
+ */
+bool smr_power_if_on(struct smr_power *p, void (*fn)(void *arg), void *arg);
+
 /* The state and, when armed, the commands still to pass (else 0). */
 void smr_power_get(struct smr_power *p, u8 *state, u64 *left);
 

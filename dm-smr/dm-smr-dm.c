@@ -326,11 +326,11 @@ int smr_dm_preresume(struct smr_target *sc)
 	 * start over from disk, which finishes it (smr_dm_recover_intent()).
 	 */
 	if (!dm->loaded) {
+		/* It says why in the log. */
 		ret = smr_commit_predecessor(sc);
 		if (ret) {
-			DMERR("%s: the previous table's state is not on disk (its commit failed again: %d); not resuming over it",
-			      smr_dm_name(sc), ret);
-			smr_nl_commit_error(sc, ret);
+			if (ret != -EBUSY)
+				smr_nl_commit_error(sc, ret);
 			return ret;
 		}
 	} else if (dm->failed || sc->commit_pending) {

@@ -40,12 +40,20 @@ int smr_join_table(struct smr_target *sc)
 }
 
 /*
- * A new table's first resume (drive-managed): if the table it replaces
- * failed its commit at suspend, that table's memory is newer than the
- * disk. dm destroys the old table only after the new one resumed, so it
- * is still here: retry its commit before the new table reads the disk.
- * Returns the commit's error; the caller then refuses to resume rather
- * than read a stale state.
+ * A new table's first resume (drive-managed), before it reads the disk,
+ * against the tables it replaces on the same backing device. dm destroys
+ * the old table only after the new one resumed, so it is still here.
+ *  - One whose power was cut (or whose write cache failed): this table is
+ *    the power coming back. What that table sent before the cut may still
+ *    be in flight, its write cache's destages among them; landing after
+ *    this table hands out the same cache slots, they would overwrite data
+ *    acknowledged since. Wait for them (bounded: SMR_SETTLE_TIMEOUT for
+ *    each step, under smr_tables_lock, as no table may go meanwhile).
+ *  - One that failed its commit at suspend: its memory is newer than the
+ *    disk; retry the commit.
+ * Returns 0, the commit's error, or -EBUSY when the old table's I/O is
+ * still in flight; the caller then refuses to resume rather than read a
+ * stale state.
  */
 int smr_commit_predecessor(struct smr_target *sc)
 {
@@ -54,15 +62,27 @@ int smr_commit_predecessor(struct smr_target *sc)
 
 	mutex_lock(&smr_tables_lock);
 	list_for_each_entry(old, &smr_tables, table_node) {
-		if (old == sc || !old->commit_pending ||
+		if (old == sc || old->mode != SMR_MODE_DRIVE_MANAGED ||
 		    old->bdev->bd_dev != sc->bdev->bd_dev)
 			continue;
-		/* Its power was cut (or cache failed): what it did not commit is lost. */
-		if (smr_drive_lost(old))
-			break;
+		if (smr_drive_lost(old)) {
+			/* What it did not commit is lost; what it sent lands. */
+			if (smr_power_settle(&old->power)) {
+				DMERR("%s: the previous table lost its power (or its write cache failed) and I/O it issued is still in flight to the backing device; not resuming over it, try again",
+				      sc->name);
+				ret = -EBUSY;
+				break;
+			}
+			continue;
+		}
+		if (!old->commit_pending)
+			continue;
 		ret = smr_md_commit(old);
 		if (!ret)
 			old->commit_pending = false;
+		else
+			DMERR("%s: the previous table's state is not on disk (its commit failed again: %d); not resuming over it",
+			      sc->name, ret);
 		break;
 	}
 	mutex_unlock(&smr_tables_lock);

@@ -168,9 +168,14 @@ static void smr_free(struct smr_target *sc)
 		dm_put_device(sc->ti, sc->zdev_dev);
 	if (sc->zdev)
 		smr_zdev_put(sc->zdev);
-	/* A drive-managed table's cut work queues its worker. */
+	/*
+	 * A drive-managed table's cut work queues its worker, which uses
+	 * sc->dm: the cut work first, then the worker, then what it uses.
+	 */
 	if (sc->power.ops)
 		flush_work(&sc->cut_work);
+	if (sc->wq)
+		flush_workqueue(sc->wq);
 	smr_dm_free(sc);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
@@ -308,6 +313,9 @@ static void smr_dtr(struct dm_target *ti)
 	 * and by now a successor table may own the backing device.
 	 */
 	smr_nl_unregister(sc);
+	/* A cut's work (drive-managed) queues the worker: it goes first. */
+	if (sc->power.ops)
+		flush_work(&sc->cut_work);
 	if (sc->wq)
 		flush_workqueue(sc->wq);
 	/*

@@ -44,6 +44,7 @@ struct smr_zdev {
 	struct gendisk *disk;
 	struct list_head node;		/* smr_zdevs */
 	unsigned int tables;		/* tables using it, smr_zdev_lock */
+	bool settled;			/* lost, and nothing in flight any more */
 	int id;
 	dev_t backing;
 };
@@ -78,9 +79,29 @@ dev_t smr_zdev_devt(struct smr_zdev *zdev)
 	return disk_devt(zdev->disk);
 }
 
+/*
+ * A host bio after a power cut, failed before it is counted in
+ * sc->inflight (smr_hm_power_fail() ends one that was): a host that keeps
+ * sending would keep the count above 0 for good, and the settle that
+ * waits for 0 (the power coming back) would time out.
+ */
+static void smr_zdev_refuse(struct smr_target *sc, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->lock, flags);
+	sc->stats.errors++;
+	spin_unlock_irqrestore(&sc->lock, flags);
+	bio_io_error(bio);
+}
+
 /* The engine takes @bio, within one zone and SMR_ZDEV_MAX_SECTORS. */
 static void smr_zdev_take(struct smr_zdev *zdev, struct bio *bio)
 {
+	if (unlikely(smr_power_is_cut(&zdev->zc.power))) {
+		smr_zdev_refuse(&zdev->zc, bio);
+		return;
+	}
 	atomic_inc(&zdev->zc.inflight);
 	/*
 	 * Counted before the power is looked at: a settle that finds none
@@ -416,30 +437,42 @@ fail:
 struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 {
 	struct smr_zdev *zdev;
+	int ret;
 
 	mutex_lock(&smr_zdev_lock);
+again:
 	list_for_each_entry(zdev, &smr_zdevs, node) {
 		if (zdev->backing != tsc->bdev->bd_dev)
 			continue;
 		if (smr_drive_lost(&zdev->zc)) {
 			/*
 			 * A drive whose power was cut (or whose write cache
-			 * failed) is never used again:
-			 * this table is the power coming back, a new engine
-			 * that loads what the backing device kept, once the
-			 * old one has nothing in flight to it. The old one
-			 * stays listed (and failing) until its last table
-			 * goes. The settle is bounded (the backing device's
-			 * I/O in flight, SMR_SETTLE_TIMEOUT); it holds
-			 * smr_zdev_lock, as the last put's final commit does,
-			 * so that no put frees the engine meanwhile.
+			 * failed) is never used again: this table is the power
+			 * coming back, a new engine that loads what the backing
+			 * device kept, once the old one has nothing in flight
+			 * to it. The old one stays listed (and failing) until
+			 * its last table goes. The settle is bounded (the
+			 * backing device's I/O in flight, SMR_SETTLE_TIMEOUT)
+			 * and runs without smr_zdev_lock, which every table of
+			 * every engine takes to load or go: the engine is held
+			 * as a table holds it, so that no put frees it
+			 * meanwhile, and dropped as a table drops it.
 			 */
-			if (smr_hm_settle(&zdev->zc)) {
-				zdev = ERR_PTR(-EBUSY);
+			if (READ_ONCE(zdev->settled))
+				continue;
+			zdev->tables++;
+			mutex_unlock(&smr_zdev_lock);
+			ret = smr_hm_settle(&zdev->zc);
+			if (!ret)
+				WRITE_ONCE(zdev->settled, true);
+			smr_zdev_put(zdev);
+			if (ret) {
 				*error = "The drive's power was cut (or its write cache failed) and I/O it issued before is still in flight to the backing device; try again";
-				goto out;
+				return ERR_PTR(-EBUSY);
 			}
-			continue;
+			/* The list may have changed meanwhile. */
+			mutex_lock(&smr_zdev_lock);
+			goto again;
 		}
 		if (tsc->format) {
 			zdev = ERR_PTR(-EBUSY);

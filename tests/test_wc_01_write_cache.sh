@@ -32,6 +32,8 @@
 #     every block holds what it held at the flush.
 #  8. fio random overwrites, verified (reads of cached writes), then
 #     again after remove/create.
+#  9. power back (a reload) waits for the destages the old table had in
+#     flight when its power was cut (a delayed backing device).
 
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/hm.sh"
@@ -264,6 +266,54 @@ check "drive-managed: remove" dm_remove "$dname"
 check "drive-managed: create again" dms_create "$dname" $DLEN "$dback" $BAND "${DOPTS[@]}"
 run_fio "drive-managed fio: the data again after remove/create" "${DJ[@]}" --verify_only
 check "drive-managed: remove" dm_remove "$dname"
+
+# ---- 9. drive-managed: power back waits for the old table's destages ---------
+# The second half of each band holds writes 15 s (dms_slow_bands:
+# dm-delay; the metadata and the cache take them at once): longer than
+# the steps below take, shorter than a settle waits (30 s). 3 MiB written at 8 MiB,
+# band 4 and half of band 5, fill the 4 MiB write cache past half: it
+# sends them home, and the one to band 4's second half waits there. The
+# next write cuts the power. The table reloaded at once is the power
+# coming back: its resume must wait until the old table has nothing in
+# flight, or the old destages land after it, over data it acknowledged.
+ename=t_${TID}_dmc
+edev=/dev/mapper/$ename
+eback=$(new_backing 80) || bail "no backing device"
+dms_create "$ename" $DLEN "$eback" $BAND cache_sectors $CACHE idle_ms 0 write_cache 4 format ||
+	bail "cannot create $ename"
+etab0=$(dmsetup table "${eback#/dev/mapper/}")
+check "each band's second half holds writes 15 s" dms_slow_bands "$eback" $DLEN $BAND $CACHE 15000
+check "write 3 MiB (into the write cache)" \
+	dd if=/dev/urandom of="$edev" bs=1M seek=8 count=3 oflag=direct conv=notrunc status=none
+# dm-delay's status: "<start> <len> delay <reads> <writes> [<flushes>]" held.
+bwrites() {
+	dmsetup status "${eback#/dev/mapper/}" | awk '$3 == "delay" { n += $5 } END { print n + 0 }'
+}
+for _ in $(seq 20); do [ "$(bwrites)" != 0 ] && break; sleep 0.1; done
+assert_ne "the write cache sends them home: dm-delay holds one" "0" "$(bwrites)"
+check "arm: the next write cuts the power" dms_msg "$edev" power_cut after 0 writes
+check_fail "  the write that cuts it fails" \
+	dd if=/dev/zero of="$edev" bs=4k seek=100 count=1 oflag=direct conv=notrunc status=none
+etab=$(dmsetup table "$ename")
+check "reload the printed table at once" dmsetup reload "$ename" --table "$etab"
+# dmsetup resume returns only once the old table is destroyed, which
+# waits for its write cache: look when the new table goes live instead.
+dmsetup resume "$ename" > "$T_WORK/resume.out" 2>&1 &
+rp=$!
+live=
+for _ in $(seq 600); do
+	if dmsetup info "$ename" 2> /dev/null | grep -q '^State: *ACTIVE'; then
+		live=$(bwrites)
+		break
+	fi
+	sleep 0.05
+done
+wait $rp && ok "resume (the power is back)" || not_ok "resume (the power is back)" "$(cat "$T_WORK/resume.out")"
+assert_eq "  when the new table went live, nothing the old one sent was in flight" "0" "$live"
+check "the backing device takes writes at once again" backing_reload "$eback" "$etab0"
+check "write after the power came back" \
+	dd if=/dev/urandom of="$edev" bs=4k seek=100 count=1 oflag=direct,sync conv=notrunc status=none
+check "remove" dm_remove "$ename"
 
 dmesg_check
 _show_result

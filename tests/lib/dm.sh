@@ -76,11 +76,12 @@ dms_need() {
 # half copied back, with its intent durable (crash and power-cut tests).
 # On a slow kernel (SMR_TIMEOUT_SCALE, a debug kernel) the hold is longer,
 # up to 20 s: a test must act on the intent it saw before the rewrite
-# moves on to the next band, and its commands start slowly there.
+# moves on to the next band, and its commands start slowly there. MS, a
+# fifth argument, holds them that long instead.
 dms_slow_bands() {
 	local back=$1 len=$2 band=$3 cache=$4
 	local bn=${1#/dev/mapper/} blen bdisk bstart md bs0 k s h=$((band / 2)) t
-	local ms=$(( 5000 * (${SMR_TIMEOUT_SCALE:-1} < 4 ? ${SMR_TIMEOUT_SCALE:-1} : 4) ))
+	local ms=${5:-$(( 5000 * (${SMR_TIMEOUT_SCALE:-1} < 4 ? ${SMR_TIMEOUT_SCALE:-1} : 4) ))}
 	read -r _ blen _ bdisk bstart <<< "$(dmsetup table "$bn")"
 	read -r md _ <<< "$(dms_need "$len" "$band" "$cache")"
 	bs0=$((md + cache + band))		# metadata, cache, spare band
