@@ -734,6 +734,11 @@ void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 	}
 }
 
+void smr_tm_wake(void *tm)
+{
+	smr_tm_set_quiet(tm, false);
+}
+
 void smr_tm_get_stats(struct smr_tm *tm, struct smr_tm_stats *st)
 {
 	unsigned long flags;

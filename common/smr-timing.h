@@ -306,6 +306,11 @@ void smr_tm_wait(struct smr_tm *tm, u64 end);
  */
 void smr_tm_set_quiet(struct smr_tm *tm, bool quiet);
 /*
+ * smr_tm_set_quiet(@tm, false), which sleeps nowhere: any context, and a
+ * callback's signature (smr_power_if_on()).
+ */
+void smr_tm_wake(void *tm);
+/*
  * The part of smr_tm_set_quiet(tm, true) that may run in any context:
  * nothing new waits for modelled time and smr_tm_wait() sleepers wake.
  * smr_tm_set_quiet() must follow, in process context, to end what the

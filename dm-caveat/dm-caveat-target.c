@@ -352,8 +352,9 @@ static void cv_resume(struct dm_target *ti)
 	struct cv_target *sc = ti->private;
 
 	smr_faults_resume(&sc->faults);
-	if (sc->tm && !smr_power_is_cut(&sc->power))
-		smr_tm_set_quiet(sc->tm, false);
+	/* Not when the power is cut, even by a cut racing this resume. */
+	if (sc->tm)
+		smr_power_if_on(&sc->power, smr_tm_wake, sc->tm);
 }
 
 static void cv_postsuspend(struct dm_target *ti)

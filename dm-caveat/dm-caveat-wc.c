@@ -49,35 +49,49 @@ bool cv_wc_overlaps(struct cv_target *sc, u64 first, u64 last)
  * Blocks of @d0..@d1 that cached writes hold, are not valid yet and no
  * later write damaged: the host was told those writes completed, so a
  * write damaging them loses live data, as one damaging valid blocks does.
- * Lock held. @lo, @hi: the first and last victim, merged with those of
- * the @have valid blocks found before. Cached writes never overlap (a
- * write overlapping one waits), and hold at most CV_WC_MAX_BLOCKS blocks
- * each: the cost is bounded by the cache, not the device.
+ * Lock held (interrupts off). @lo, @hi: the first and last victim, merged
+ * with those of the @have valid blocks found before. Cached writes never
+ * overlap (a write overlapping one waits). Run by run, as
+ * cv_count_valid() is: the runs of blocks not valid (cv_run_end()), and
+ * in each the runs a copy still holds (its tmap's clear bits), a word at a
+ * time, not a block at a time.
  */
 u64 cv_wc_live(struct cv_target *sc, u64 d0, u64 d1, u64 have,
 		      u64 *lo, u64 *hi)
 {
 	struct interval_tree_node *n;
-	u64 live = 0, b;
+	u64 live = 0;
 
 	if (RB_EMPTY_ROOT(&sc->wc_tree.rb_root))
 		return 0;
 	for (n = interval_tree_iter_first(&sc->wc_tree, d0, d1); n;
 	     n = interval_tree_iter_next(n, d0, d1)) {
 		struct cv_wc *wc = container_of(n, struct cv_wc, node);
+		u64 pos = max(d0, (u64)n->start), end = min(d1, (u64)n->last) + 1;
 
-		for (b = max(d0, (u64)n->start); b <= min(d1, (u64)n->last); b++) {
-			if (test_bit(b - n->start, wc->tmap) ||
-			    cv_block_valid(sc, b))
+		while (pos < end) {
+			bool valid;
+			u64 run = cv_run_end(sc, pos, end, &valid);
+			unsigned long z, o, stop = run - n->start;
+
+			if (valid) {
+				pos = run;
 				continue;
-			if (!have && !live) {
-				*lo = b;
-				*hi = b;
-			} else {
-				*lo = min(*lo, b);
-				*hi = max(*hi, b);
 			}
-			live++;
+			/* Not valid from pos to run: the copy's clear bits count. */
+			for (z = find_next_zero_bit(wc->tmap, stop, pos - n->start);
+			     z < stop; z = find_next_zero_bit(wc->tmap, stop, o)) {
+				o = find_next_bit(wc->tmap, stop, z);
+				if (!have && !live) {
+					*lo = n->start + z;
+					*hi = n->start + o - 1;
+				} else {
+					*lo = min(*lo, (u64)(n->start + z));
+					*hi = max(*hi, (u64)(n->start + o - 1));
+				}
+				live += o - z;
+			}
+			pos = run;
 		}
 	}
 	return live;

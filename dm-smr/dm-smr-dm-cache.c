@@ -468,23 +468,15 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 			need = U32_MAX;		/* the test's failed growth */
 		spin_unlock_irq(&sc->lock);
 		if (need == U32_MAX || smr_ext_rebuild(sc, b, need, io)) {
-			spin_lock_irq(&sc->lock);
-			if (need != U32_MAX && smr_ext_need(b, io->off, io->nr) <=
-			    b->cap_ext && !(b->flags & SMR_BAND_EXT_BUSY)) {
-				/*
-				 * No memory for a new array, but room in this
-				 * one: insert in place, moving the extents with
-				 * interrupts off, rather than wait for memory
-				 * this write may be what frees (writeback).
-				 */
-				smr_dm_index(sc, b, io);
-				goto indexed;
-			}
 			/*
 			 * No memory now. The data is in the cache: never fail
 			 * the write for that, try again in a while (the write
-			 * keeps its slots and its band's writer count).
+			 * keeps its slots and its band's writer count). Not
+			 * in place in the old array, even with room there:
+			 * that moves up to a band's extents with interrupts
+			 * off.
 			 */
+			spin_lock_irq(&sc->lock);
 			bio_list_add(&dm->nomem, bio);
 			spin_unlock_irq(&sc->lock);
 			DMWARN_LIMIT("%s: no memory to index a cache write; retrying",
@@ -495,7 +487,6 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 		}
 		spin_lock_irq(&sc->lock);
 	}
-indexed:
 	need = b->nr_ext;
 	spin_unlock_irq(&sc->lock);
 

@@ -436,8 +436,8 @@ static void smr_presuspend_undo(struct dm_target *ti)
 
 	smr_faults_resume(&((struct smr_target *)ti->private)->faults);
 	/* A drive without power stays quiet. */
-	if (sc->tm && !smr_power_is_cut(&sc->power))
-		smr_tm_set_quiet(sc->tm, false);
+	if (sc->tm)
+		smr_power_if_on(&sc->power, smr_tm_wake, sc->tm);
 }
 
 static void smr_postsuspend(struct dm_target *ti)
@@ -457,8 +457,10 @@ static void smr_resume(struct dm_target *ti)
 	struct smr_target *sc = ti->private;
 
 	smr_faults_resume(&sc->faults);
-	if (smr_zones_of(sc)->tm && !smr_power_is_cut(&smr_zones_of(sc)->power))
-		smr_tm_set_quiet(smr_zones_of(sc)->tm, false);
+	/* Not when the power is cut, even by a cut racing this resume. */
+	if (smr_zones_of(sc)->tm)
+		smr_power_if_on(&smr_zones_of(sc)->power, smr_tm_wake,
+				smr_zones_of(sc)->tm);
 	if (sc->mode == SMR_MODE_DRIVE_MANAGED)
 		smr_dm_resume(sc);
 }

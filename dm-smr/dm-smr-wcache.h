@@ -18,7 +18,12 @@
  *    so reads return the newest data and copies of the same sectors
  *    reach the disk in order. Held I/O goes once the cache is empty, and
  *    no write is cached while any is held, so the wait is bounded;
- *  - FUA writes and writes with a preflush are never cached.
+ *  - a FUA write, or one with a preflush, that reaches the cache goes
+ *    past it to the backing device (a drive-managed write, a write to a
+ *    host-managed conventional zone). The host-managed engine sends a
+ *    sequential zone's FUA or preflush write on as a plain write, which
+ *    the cache may take, and acknowledges it after a commit, which drains
+ *    the cache first: durable either way when acknowledged.
  *
  * A power cut (smr_wc_cut()) drops every copy not yet sent home: those
  * writes are lost, as a drive's cache is. A copy that fails to reach
@@ -29,8 +34,9 @@
  * Memory: write_cache MiB of pages, allocated when the cache is made
  * and kept in a pool; a copy takes its pages from it (at most
  * SMR_WC_MAX_WRITE bytes) and a small record (GFP_NOWAIT). When either is
- * short the write goes to the backing device as without the cache. Copies destage when older than SMR_WC_AGE_MS, when the cache is
- * over half full, and when something waits for them (the module
+ * short the write goes to the backing device as without the cache.
+ * Copies destage when older than SMR_WC_AGE_MS, when the cache is over
+ * half full, and when something waits for them (the module
  * parameter write_cache_age_ms changes the age).
  */
 #ifndef SMR_WCACHE_H
