@@ -24,6 +24,8 @@
 #    durable, and zeros after it.
 # 6. A cut while a flush waits for the timing model's write cache to
 #    destage: the cut does not wait for it, the flush fails.
+# 7. Power back while 64 writers keep writing to the cut drive: their
+#    writes fail at once and do not hold the reload up.
 
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/hm.sh"
@@ -294,6 +296,34 @@ else not_ok "the cut does not wait for the destage" "power_cut took ${cut_ms:-?}
 assert_eq "the flush waiting for the destage fails" Input/output_error "$fl_err"
 if [ "${fl_ms:-99999}" -lt $lf ]; then ok "the flush ended at the cut (${fl_ms} ms)"
 else not_ok "the flush ended at the cut" "${fl_ms:-?} ms"; fi
+
+# ---- 7. a host that keeps writing to the cut drive --------------------------
+# Power back waits until the cut drive has nothing in flight. Writes that
+# arrive after the cut fail at once and must not count as in flight: 64
+# writers hammering the cut drive kept the count above 0, and the reload
+# failed (EBUSY) after the settle's 30 s.
+name7=t_${TID}_fl
+dev7=/dev/mapper/$name7
+back7=$(new_backing 80) || bail "no backing device"
+hm_create "$name7" $LEN "$back7" $ZS conv_zones 2 format || bail "cannot create $name7"
+check "cut the power" hm_msg "$dev7" power_cut
+fio --name=flood --filename="$dev7" --rw=randwrite --bs=4k --ioengine=libaio \
+	--iodepth=32 --numjobs=2 --direct=1 --size=$((2 * ZS * 512)) --time_based \
+	--runtime=300 --continue_on_error=all > "$T_WORK/flood.log" 2>&1 &
+flood=$!
+sleep 3
+kill -0 $flood 2> /dev/null && ok "64 writers keep writing to the cut drive" ||
+	not_ok "64 writers keep writing to the cut drive" "$(tail -n 5 "$T_WORK/flood.log")"
+table7=$(dmsetup table "$name7")
+t0=$SECONDS
+check "the power comes back meanwhile (reload)" dmsetup reload "$name7" --table "$table7"
+check "resume" dmsetup resume "$name7"
+diag "reload and resume: $((SECONDS - t0)) s"
+kill $flood 2> /dev/null
+wait $flood 2> /dev/null
+assert_eq "status: on" "on 0" "$(dmsetup status "$name7" | awk '{ print $(NF - 1), $NF }')"
+hm_put w7 "$dev7" $(zs 2) 8 "it takes writes again"
+check "remove" dm_remove "$name7"
 
 dmesg_check "no kernel warnings"
 _show_result
