@@ -222,7 +222,16 @@ EXPORTS=("${EXPORTS[@]/scsi_cv}")
 sense "a device that is not one" "No such file" "$SCSI" /dev/nonexistent
 sense "a bad name" "not a name" "$SCSI" --name "a/b" "$dev"
 sense "--stop of no export" "no such export" "$SCSI" --stop nothing
-sense "--rpm out of range" "up to 65534" "$SCSI" --rpm 70000 "$dev"
+sense "--rpm out of range" "from 1025 to 65534" "$SCSI" --rpm 70000 "$dev"
+sense "--rpm a value SBC-4 reserves" "from 1025 to 65534" "$SCSI" --rpm 1000 "$dev"
+sense "a name ending in .tmp (the state file's temporary name)" "not a name" \
+	"$SCSI" --name x.tmp "$dev"
+back=$(new_backing 40) || bail "no backing device"
+hm_create t_hmmo $((4 * ZS)) "$back" $ZS max_open 2 || bail "cannot create t_hmmo"
+sense "--max-open above the device's own limit" "above the device's own limit of 2" \
+	"$SCSI" --max-open 3 /dev/mapper/t_hmmo
+sense "--max-open 0 (none) on a device with a limit" "above the device's own limit of 2" \
+	"$SCSI" --max-open 0 /dev/mapper/t_hmmo
 back=$(new_backing 40) || bail "no backing device"
 hm_create t_hmcap $((4 * ZS)) "$back" $ZS zone_capacity $((ZS / 2)) || bail "cannot create t_hmcap"
 sense "a drive with a zone capacity below its zone size" "export a drive without zone_capacity" \
