@@ -16,6 +16,8 @@
 #   make check KVER=V    the VM suite on kernel V alone (SMOKE=1: smoke set)
 #   make demo            set up what the demo needs (one kernel), build, boot
 #                        the VM and run the demo
+#   make libzbc-check    libzbc's conformance suite on an exported drive and
+#                        on scsi_debug (KVER=V: that kernel)
 #   make clean
 #
 # KDIR defaults to the running kernel's build tree; on a machine whose own
@@ -49,7 +51,7 @@ INSTALL_MOD_DIR ?= extra
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 MODULES := dm-smr/dm-smr dm-caveat/dm-caveat
 
-.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo demo-run deps vm-check
+.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo demo-run deps vm-check libzbc-check
 
 all: modules
 
@@ -123,6 +125,18 @@ deps:
 check: deps
 	$(MAKE) -C userspace check
 	SMR_CHECK_UNIT=1 scripts/check.sh $(if $(KVER_GIVEN),$(KVER_GIVEN) $(if $(SMOKE),smoke,full))
+
+# libzbc's conformance suite through the SCSI view, beside scsi_debug's
+# disk of the same geometry (tests/conformance/libzbc-scsi.sh, docs/
+# testing.md). Not in make check: it takes longer than CI has room for.
+# LIBZBC_SRC: libzbc's source, an archive or a tree (default: the archive
+# in ../shared/sources/).
+libzbc-check:
+	scripts/setup-deps.sh
+	scripts/setup-libzbc.sh
+	$(MAKE) modules test-modules KVER=$(KVER)
+	$(MAKE) -C userspace smr-scsi
+	tests/vm-run --kernel $(KVER) --results tests/results/libzbc-$(KVER) tests/conformance/libzbc-scsi.sh
 
 # The demo boots one kernel, Debian 12's own 6.1 (or KVER=, an installed
 # one), so it sets up only that: not 6.12, not the newest kernel's trixie

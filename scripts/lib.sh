@@ -25,3 +25,17 @@ quietly() {
 installed() {
 	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
 }
+
+# install_missing PACKAGE...: apt-get install those of the Debian packages
+# that are not installed (after an apt-get update), saying which.
+install_missing() {
+	local p missing=()
+
+	for p in "$@"; do
+		installed "$p" || missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	echo "$ME: installing ${missing[*]}"
+	quietly apt-get update -q
+	quietly apt-get install -y -q --no-install-recommends "${missing[@]}"
+}

@@ -80,15 +80,7 @@ fi
 
 # ------------------------------------------------- build dependencies ---
 
-missing=()
-for p in "${BUILD_DEPS[@]}"; do
-	installed "$p" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "$ME: installing ${missing[*]}"
-	quietly apt-get update -q
-	quietly apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+install_missing "${BUILD_DEPS[@]}"
 
 # ------------------------------------------------------------- source ---
 
