@@ -299,9 +299,11 @@ else not_ok "the flush ended at the cut" "${fl_ms:-?} ms"; fi
 
 # ---- 7. a host that keeps writing to the cut drive --------------------------
 # Power back waits until the cut drive has nothing in flight. Writes that
-# arrive after the cut fail at once and must not count as in flight: 64
-# writers hammering the cut drive kept the count above 0, and the reload
-# failed (EBUSY) after the settle's 30 s.
+# arrive after the cut fail at once and must not count as in flight, or
+# writers hammering the cut drive could keep the count above 0 and the
+# reload would fail (EBUSY) after the settle's 30 s. On one vCPU the code
+# before that fix got through here too (in 10 s, 2026-11-29): this checks
+# the behaviour, it does not reproduce the race.
 name7=t_${TID}_fl
 dev7=/dev/mapper/$name7
 back7=$(new_backing 80) || bail "no backing device"
