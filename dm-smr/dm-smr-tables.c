@@ -5,6 +5,8 @@
  * is refused, and a new drive-managed table's first resume retries the
  * commit its predecessor on the same backing device could not make.
  */
+#include <linux/wait.h>
+
 #include "dm-smr.h"
 
 /*
@@ -20,6 +22,7 @@
  */
 static LIST_HEAD(smr_tables);
 static DEFINE_MUTEX(smr_tables_lock);
+static DECLARE_WAIT_QUEUE_HEAD(smr_tables_unpinned);
 
 int smr_join_table(struct smr_target *sc)
 {
@@ -48,9 +51,13 @@ int smr_join_table(struct smr_target *sc)
  *    be in flight, its write cache's destages among them; landing after
  *    this table hands out the same cache slots, they would overwrite data
  *    acknowledged since. Wait for them (bounded: SMR_SETTLE_TIMEOUT for
- *    each step, under smr_tables_lock, as no table may go meanwhile).
+ *    each step), once: a settled table is not waited for again by later
+ *    reloads.
  *  - One that failed its commit at suspend: its memory is newer than the
  *    disk; retry the commit.
+ * Both run without smr_tables_lock, which every smr table takes to load
+ * and to go: the old table is pinned meanwhile (smr_leave_table() waits
+ * for its pins), and the list is walked again after.
  * Returns 0, the commit's error, or -EBUSY when the old table's I/O is
  * still in flight; the caller then refuses to resume rather than read a
  * stale state.
@@ -58,40 +65,65 @@ int smr_join_table(struct smr_target *sc)
 int smr_commit_predecessor(struct smr_target *sc)
 {
 	struct smr_target *old;
-	int ret = 0;
+	bool lost;
+	int ret;
 
 	mutex_lock(&smr_tables_lock);
+again:
 	list_for_each_entry(old, &smr_tables, table_node) {
 		if (old == sc || old->mode != SMR_MODE_DRIVE_MANAGED ||
 		    old->bdev->bd_dev != sc->bdev->bd_dev)
 			continue;
-		if (smr_drive_lost(old)) {
-			/* What it did not commit is lost; what it sent lands. */
-			if (smr_power_settle(&old->power)) {
+		lost = smr_drive_lost(old);
+		if (lost ? old->table_settled : !old->commit_pending)
+			continue;
+		old->table_pins++;
+		mutex_unlock(&smr_tables_lock);
+		/* What it did not commit is lost; what it sent lands. */
+		ret = lost ? smr_power_settle(&old->power) : smr_md_commit(old);
+		mutex_lock(&smr_tables_lock);
+		if (!ret) {
+			if (lost)
+				old->table_settled = true;
+			else
+				old->commit_pending = false;
+		}
+		if (!--old->table_pins)
+			wake_up_all(&smr_tables_unpinned);
+		if (ret) {
+			if (lost) {
 				DMERR("%s: the previous table lost its power (or its write cache failed) and I/O it issued is still in flight to the backing device; not resuming over it, try again",
 				      sc->name);
 				ret = -EBUSY;
-				break;
+			} else {
+				DMERR("%s: the previous table's state is not on disk (its commit failed again: %d); not resuming over it",
+				      sc->name, ret);
 			}
-			continue;
+			goto out;
 		}
-		if (!old->commit_pending)
-			continue;
-		ret = smr_md_commit(old);
-		if (!ret)
-			old->commit_pending = false;
-		else
-			DMERR("%s: the previous table's state is not on disk (its commit failed again: %d); not resuming over it",
-			      sc->name, ret);
-		break;
+		/* The list may have changed meanwhile. */
+		goto again;
 	}
+	ret = 0;
+out:
 	mutex_unlock(&smr_tables_lock);
 	return ret;
 }
 
+/*
+ * The destructor, first: a successor working on this table (pinned, see
+ * smr_commit_predecessor()) finishes before anything it uses goes. Its
+ * work is bounded, so this wait is too. No pin is taken once the table
+ * is off the list.
+ */
 void smr_leave_table(struct smr_target *sc)
 {
 	mutex_lock(&smr_tables_lock);
+	while (sc->table_pins) {
+		mutex_unlock(&smr_tables_lock);
+		wait_event(smr_tables_unpinned, !READ_ONCE(sc->table_pins));
+		mutex_lock(&smr_tables_lock);
+	}
 	list_del_init(&sc->table_node);
 	mutex_unlock(&smr_tables_lock);
 }

@@ -139,6 +139,9 @@ struct smr_target {
 	sector_t dev_sectors;		/* emulated capacity */
 	char *error;			/* why loading failed */
 	struct list_head table_node;	/* smr_tables; see smr_join_table() */
+	/* Under smr_tables_lock (smr_commit_predecessor()): */
+	unsigned int table_pins;	/* a successor works on this table */
+	bool table_settled;		/* lost, nothing of it in flight */
 	struct smr_claim claim;		/* of the backing device (smr-claim.h) */
 	bool commit_pending;	/* drive-managed: commit at suspend failed */
 	/*
