@@ -51,8 +51,10 @@ int smr_join_table(struct smr_target *sc)
  *    be in flight, its write cache's destages among them; landing after
  *    this table hands out the same cache slots, they would overwrite data
  *    acknowledged since. Wait for them (bounded: SMR_SETTLE_TIMEOUT for
- *    each step), once: a settled table is not waited for again by later
- *    reloads.
+ *    each step), once: a settled table is not waited for again (by the
+ *    tables of another device over the same backing; one device's old
+ *    table is destroyed after its successor's resume, whatever it
+ *    returned).
  *  - One that failed its commit at suspend: its memory is newer than the
  *    disk; retry the commit.
  * Both run without smr_tables_lock, which every smr table takes to load
@@ -77,7 +79,7 @@ again:
 		lost = smr_drive_lost(old);
 		if (lost ? old->table_settled : !old->commit_pending)
 			continue;
-		old->table_pins++;
+		WRITE_ONCE(old->table_pins, old->table_pins + 1);
 		mutex_unlock(&smr_tables_lock);
 		/* What it did not commit is lost; what it sent lands. */
 		ret = lost ? smr_power_settle(&old->power) : smr_md_commit(old);
@@ -88,7 +90,8 @@ again:
 			else
 				old->commit_pending = false;
 		}
-		if (!--old->table_pins)
+		WRITE_ONCE(old->table_pins, old->table_pins - 1);
+		if (!old->table_pins)
 			wake_up_all(&smr_tables_unpinned);
 		if (ret) {
 			if (lost) {
@@ -111,10 +114,12 @@ out:
 }
 
 /*
- * The destructor, first: a successor working on this table (pinned, see
+ * smr_free(), first: a successor working on this table (pinned, see
  * smr_commit_predecessor()) finishes before anything it uses goes. Its
  * work is bounded, so this wait is too. No pin is taken once the table
- * is off the list.
+ * is off the list. The destructor's own last commit and flushes come
+ * before, with the table still listed: a successor resuming meanwhile
+ * then commits or settles it too rather than read the disk under them.
  */
 void smr_leave_table(struct smr_target *sc)
 {

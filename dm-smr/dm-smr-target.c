@@ -313,8 +313,6 @@ static void smr_dtr(struct dm_target *ti)
 	 * and by now a successor table may own the backing device.
 	 */
 	smr_nl_unregister(sc);
-	/* A successor settling or committing this table goes first. */
-	smr_leave_table(sc);
 	/* A cut's work (drive-managed) queues the worker: it goes first. */
 	if (sc->power.ops)
 		flush_work(&sc->cut_work);
