@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 600
 # SLOW: 1
+# LANE: 2
 # The timing model's volatile write cache (docs/timing.md, wcache_mib),
 # over a RAM-backed null_blk:
 #   - bad values are refused with the reason in the log;
