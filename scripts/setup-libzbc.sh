@@ -19,7 +19,8 @@
 #   it in LIBZBC_SRC.
 #
 #   Build dependencies installed when missing: autoconf, automake,
-#   libtool (autogen.sh) and build-essential.
+#   libtool (autogen.sh) and build-essential; and lsscsi, which
+#   zbc_test.sh runs to tell an ATA disk from a SCSI one.
 
 set -euo pipefail
 
@@ -30,6 +31,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${1:-${SMR_LIBZBC_DIR:-/var/lib/dm-smr/libzbc}}
 SRC=${LIBZBC_SRC:-$(ls -d "$ROOT"/../shared/sources/libzbc-*.tar.gz 2>/dev/null | sort -V | tail -n 1)}
 BUILD_DEPS=(autoconf automake libtool build-essential)
+RUN_DEPS=(lsscsi)
 STAMP_NAME=.dm-smr-libzbc
 export DEBIAN_FRONTEND=noninteractive
 
@@ -44,6 +46,10 @@ DEST=${DEST%/}
 [ -n "$DEST" ] && [ "$(readlink -f "$DEST")" != / ] || die "DIR must not be /"
 WANT="$(basename "$SRC") $(stat -c %s:%Y "$SRC") configure --with-test"
 
+if ! command -v lsscsi > /dev/null; then
+	[ "$(id -u)" = 0 ] || die "run as root (apt-get install of lsscsi)"
+	install_missing "${RUN_DEPS[@]}"
+fi
 STAMP=$DEST/$STAMP_NAME
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x "$DEST/test/zbc_test.sh" ]; then
 	exit 0
