@@ -19,6 +19,8 @@
 #                        the VM and run the demo
 #   make libzbc-check    libzbc's conformance suite on an exported drive and
 #                        on scsi_debug (KVER=V: that kernel)
+#   make debug-extras KVER=V  LIO and md RAID modules for a debug kernel of
+#                        ../shared/kernels, which lacks them (V: *-smrdebug)
 #   make clean
 #
 # KDIR defaults to the running kernel's build tree; on a machine whose own
@@ -52,7 +54,7 @@ INSTALL_MOD_DIR ?= extra
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 MODULES := dm-smr/dm-smr dm-caveat/dm-caveat
 
-.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo demo-run deps vm-check libzbc-check
+.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo demo-run deps vm-check libzbc-check debug-extras
 
 all: modules
 
@@ -138,6 +140,14 @@ libzbc-check:
 	$(MAKE) modules test-modules KVER=$(KVER)
 	$(MAKE) -C userspace smr-scsi
 	tests/vm-run --kernel $(KVER) --results tests/results/libzbc-$(KVER) tests/conformance/libzbc-scsi.sh
+
+# The modules the SCSI and array tests need that the debug kernels were
+# built without (target_core_user, tcm_loop, raid1, raid456 and what they
+# load), built from Debian's source of the series against the debug
+# kernel's build tree (scripts/build-debug-extras.sh, docs/testing.md).
+debug-extras:
+	@[ -n "$(KVER_GIVEN)" ] || { echo "make debug-extras: give KVER=<a -smrdebug kernel>" >&2; exit 2; }
+	scripts/build-debug-extras.sh $(KVER)
 
 # The demo boots one kernel, Debian 12's own 6.1 (or KVER=, an installed
 # one), so it sets up only that: not 6.12, not the newest kernel's trixie
