@@ -21,7 +21,18 @@
 #           while the model is off (bench/tm-bench.sh part 1)
 # Every figure is the median of BENCH_ROUNDS rounds (4) taken in turn,
 # BENCH_RUNTIME seconds each (5). Prints "# bench:" lines; passes or
-# fails on errors only, never on a figure.
+# fails on errors only, never on a figure. The rows also go to
+# $SMR_STATE/ratios.tsv (bench/lib.sh's columns), for bench/run-all to
+# set the boots of one run side by side.
+#
+# BENCH_BACKING says what the devices sit on: "nullb", memory-backed
+# null_blk devices in the guest, each created for its part (hm 1 GiB,
+# dm 512 MiB behind a 192 MiB cache, caveat 512 MiB; about 3.5 GiB of
+# guest memory in all), or "disk", the scratch disk (/dev/vda, a file on
+# the host) at the sizes the wall-clock figures of docs/benchmarks.md
+# were taken with. The default is nullb in a boot under instruction
+# counting (SMR_ICOUNT set; bench/run-all --exact), where a figure must
+# not depend on the host's page cache, else disk.
 . "$(dirname "$0")/../tests/common.sh"
 _prep_test "all benchmarks, one table of ratios"
 require_cmd fio dmsetup blkzone jq awk
@@ -31,6 +42,16 @@ require_target caveat
 
 ROUNDS=${BENCH_ROUNDS:-4}
 RUNTIME=${BENCH_RUNTIME:-5}
+BACKING=${BENCH_BACKING:-$([ -n "${SMR_ICOUNT:-}" ] && echo nullb || echo disk)}
+case $BACKING in
+nullb|disk) ;;
+*) bail "BENCH_BACKING is nullb or disk, not '$BACKING'" ;;
+esac
+if [ -n "${SMR_ICOUNT:-}" ]; then
+	MODE="exact: instruction counting (-icount shift=$SMR_ICOUNT,sleep=off), backing $BACKING"
+else
+	MODE="wall clock, backing $BACKING"
+fi
 export BENCH_RATIOS=$T_WORK/ratios
 : > "$BENCH_RATIOS"
 T0=$(date +%s)
@@ -48,14 +69,27 @@ part() {
 	else not_ok "$name measured" "$name exited $rc"; fi
 }
 
-disk=$(new_backing 8300) || bail "no backing for hm"
-part hm bash "$SMR_ROOT/bench/hm-bench.sh" --disk "$disk" --no-big --region-mb 8192 \
+# backing MB_DISK MB_NULLB: a backing device of the run's kind.
+backing() {
+	if [ "$BACKING" = nullb ]; then new_nullb "$2"; else new_backing "$1"; fi
+}
+diag "bench: mode: $MODE"
+if [ "$BACKING" = nullb ]; then HM_MB=1024 DM_MB=512; else HM_MB=8192 DM_MB=2048; fi
+disk=$(backing 8300 1040) || bail "no backing for hm"
+part hm bash "$SMR_ROOT/bench/hm-bench.sh" --disk "$disk" --no-big --region-mb $HM_MB \
 	--rounds "$ROUNDS" --runtime "$RUNTIME"
-disk=$(new_backing 2700) || bail "no backing for dm"
-part dm bash "$SMR_ROOT/bench/dm-bench.sh" --disk "$disk" --ratios-only --dev-mb 2048 \
+drop_nullb "$disk"
+disk=$(backing 2700 760) || bail "no backing for dm"
+part dm bash "$SMR_ROOT/bench/dm-bench.sh" --disk "$disk" --ratios-only --dev-mb $DM_MB \
 	--phase-cache-mb 192 --phase-mb 128 --rounds "$ROUNDS" --io-runtime "$RUNTIME"
-part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
-	CV_BENCH_NULLB=0 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
+drop_nullb "$disk"
+if [ "$BACKING" = nullb ]; then
+	part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
+		CV_BENCH_DISK=0 CV_BENCH_NULLB_MB=512 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
+else
+	part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
+		CV_BENCH_NULLB=0 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
+fi
 
 # The timing model's cost while off: tm-bench.sh part 1 in rounds.
 nb=$(new_nullb 1024) || bail "no null_blk"
@@ -85,7 +119,9 @@ dm_remove alb_lin
 # The table.
 rev=$(git -C "$SMR_ROOT" describe --always --dirty 2> /dev/null || echo unknown)
 diag "bench: ======== target / dm-linear, median of $ROUNDS rounds (range), ${RUNTIME} s runs"
+diag "bench: mode: $MODE"
 diag "bench: commit $rev, kernel $(uname -r), $(nproc) cpus, $(date -u '+%Y-%m-%d %H:%M UTC'), $(($(date +%s) - T0)) s"
+cp "$BENCH_RATIOS" "$SMR_STATE/ratios.tsv" 2> /dev/null
 awk -F'\t' '{ printf "%-20s %-22s %6.3f  %5.3f-%5.3f%s\n", $1, $2, $3, $4, $5,
 		($3 < 0.95 && $2 !~ /^bound/ ? "  below 0.95" : "") }' "$BENCH_RATIOS" |
 	while IFS= read -r l; do diag "bench: $l"; done

@@ -13,7 +13,7 @@
 # turn, as rows of bench/lib.sh (median ratio and range); what a durable
 # (FUA) write costs on the same backing; all on the scratch disk and on a
 # memory-backed null_blk (no volatile cache; CV_BENCH_NULLB=0 leaves it
-# out); then mem_bytes per TiB after a sequential fill and after random
+# out; CV_BENCH_DISK=0 leaves the scratch disk out); then mem_bytes per TiB after a sequential fill and after random
 # 4 KiB writes spread over a 1 TiB device (CV_BENCH_MEM=0 leaves it out).
 # Under TCG the absolute figures mean little; the ratios and the memory
 # figures do.
@@ -191,8 +191,12 @@ bound_row() {
 	printf '%s\t%s\t%s\t%s\t%s\t1\t%s\t%s\tKiB/s\n' "$1" "$2" "$3" "$3" "$3" "$4" "$5" >> "$BENCH_RATIOS"
 }
 
-backing=$(new_backing $((SIZE + 8))) || bail "no backing device"
-bench_pair "disk" "$backing" $((SIZE * 2048))
+if [ "${CV_BENCH_DISK:-1}" = 0 ]; then
+	skip "scratch disk backing" "CV_BENCH_DISK=0"
+else
+	backing=$(new_backing $((SIZE + 8))) || bail "no backing device"
+	bench_pair "disk" "$backing" $((SIZE * 2048))
+fi
 # A backing without a volatile write cache (memory-backed null_blk): FUA
 # costs what a plain write does, so the journal's price is its own write.
 if [ "${CV_BENCH_NULLB:-1}" = 0 ]; then

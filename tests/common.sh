@@ -483,6 +483,21 @@ new_nullb() {
 	fi
 }
 
+# drop_nullb DEV: remove a null_blk new_nullb made, before cleanup, to
+# give its memory back (a path that is not such a device is left alone).
+drop_nullb() {
+	local nb d
+	[ -s "$T_WORK/.nullb-devices" ] || return 0
+	while IFS= read -r nb; do
+		[ -d "$nb" ] || continue
+		d=/dev/${nb##*/}
+		[ -b "$d" ] || d=/dev/nullb$(cat "$nb/index")
+		[ "$d" = "$1" ] || continue
+		echo 0 > "$nb/power" && rmdir "$nb"
+		return
+	done < "$T_WORK/.nullb-devices"
+}
+
 # dm_create NAME TABLE: create a dm device (removed at cleanup, before
 # the backing devices under it). Returns dmsetup's status.
 dm_create() {
