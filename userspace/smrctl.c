@@ -1273,6 +1273,7 @@ static int cmd_calibrate(int argc, char **argv)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "write-probes", no_argument, NULL, 'w' },
+		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char exe[PATH_MAX - 32], path[PATH_MAX];
@@ -1357,15 +1358,18 @@ static const struct command commands[] = {
 	  "The maybe-damaged extents of caveat NAME, in blocks (root).",
 	  "  --json                 one JSON object, the extents in \"damaged\"\n", NULL },
 	{ "calibrate", cmd_calibrate,
-	  "DEV [--output FILE] [--rpm N] [--budget S] [--quiet] [--write-probes]",
+	  "DEV [--output FILE] [--rpm N] [--budget S] [--quiet] [--write-probes [--force]]",
 	  "Time DEV with direct reads and write a profile for create --profile\n"
 	  "(root, or read access to DEV; refused if DEV is mounted or held).",
 	  "  --output FILE          write the profile to FILE (default: stdout)\n"
 	  "  --rpm N                spindle speed, when DEV shows no rotational latency\n"
+	  "                         (needed where DEV is not rotational: an emulated drive\n"
+	  "                         over RAM; an SSD is refused without it)\n"
 	  "  --budget S             seconds each probe may take (default 60)\n"
 	  "  --quiet                no progress lines\n"
 	  "  --write-probes         also probe a drive-managed disk's cache, bands and\n"
-	  "                         idle time: OVERWRITES random blocks all over DEV\n", NULL },
+	  "                         idle time: OVERWRITES random blocks all over DEV\n"
+	  "  --force                --write-probes even over a signature blkid finds\n", NULL },
 	{ "profiles", cmd_profiles, "[--json]", "The drive profiles create --profile takes (any user).",
 	  "  --json                 one JSON object per profile, a line each\n", NULL },
 	{ "event-stats", cmd_event_stats, "[--json] [--rate N] [--reset]",

@@ -30,10 +30,12 @@ class SimDev:
     """A drive that answers as tm_model.Model charges, at depth 1.
     rotation=True: the rotational latency is uniform over a revolution,
     as on a real disk, instead of the model's constant half revolution.
-    noise_us: uniform jitter on every read, as a host adds."""
+    noise_us: uniform jitter on every read, as a host adds.
+    reread: a read of one of the last REREAD blocks read comes from a
+    cache (the command's overhead and its transfer over the link)."""
 
     def __init__(self, keys, size, rotation=False, noise_us=0.0, sysfs=None, zones=None,
-                 seed=7):
+                 seed=7, reread=0):
         self.size, self.lbs = size, 512
         self.m = tm_model.Model(keys, size // 512)
         self.rotation, self.noise = rotation, noise_us
@@ -42,9 +44,19 @@ class SimDev:
         self._sysfs = sysfs or {"queue/zoned": "none", "queue/write_cache": "write back"}
         self._zones = zones
         self.reads = 0
+        self.reread, self.recent = reread, []
+        self.durable = False
+
+    def set_durable(self):
+        self.durable = True
 
     def read(self, off, n):
         pos, nsect = off // 512, n // 512
+        if off in self.recent:
+            self.reads += 1
+            return self.m.overhead / 1000.0 + n / 600.0
+        if self.reread:
+            self.recent = (self.recent + [off])[-self.reread:]
         ns = self.m.service_ns(self.head, pos, nsect)
         if self.rotation and pos != self.head:
             ns += self.rng.uniform(-1, 1) * self.m.half_rev
@@ -58,6 +70,9 @@ class SimDev:
     def zones(self):
         return self._zones
 
+    def sleep(self, s):
+        pass  # no angular position: a pause changes nothing
+
     def close(self):
         pass
 
@@ -69,10 +84,19 @@ class SimDM(SimDev):
     (fifo: the band of the oldest cached write, tm_model.band_rewrite_ns),
     which frees that band's slots; after IDLE_S of no I/O the drive starts
     cleaning, and the next write waits for the step in progress (a 4 MiB
-    chunk's read). Time is virtual: sleep() moves it."""
+    chunk's read). Time is virtual: sleep() moves it.
+    wcache: a volatile write cache of that many bytes in front of it all:
+    a write that is not durable (before the probe's set_durable(): as
+    BlockDev, opened without O_DSYNC) is taken into it at the link's
+    speed, and only
+    once it is full does each such write wait for the oldest one's way
+    to the media."""
 
-    def __init__(self, keys, size, band, cache, idle_s, **kw):
+    def __init__(self, keys, size, band, cache, idle_s, wcache=0, **kw):
+        kw.setdefault("sysfs", {"queue/zoned": "none",
+                                "queue/write_cache": "write back" if wcache else "write through"})
         super().__init__(keys, size, **kw)
+        self.wcache, self.dirty = wcache, []
         self.band_sect, self.cache_sect = band // 512, cache // 512
         self.cache_pos = tm_model.cache_pos(self.m, self.cache_sect, self.band_sect)
         self.slots = []          # bands of the cached blocks, oldest first
@@ -86,6 +110,17 @@ class SimDM(SimDev):
         return t
 
     def write(self, off, n):
+        if self.wcache and not self.durable:
+            t = self.m.overhead / 1000.0 + n / 600.0
+            self.dirty.append(off)
+            if len(self.dirty) * 4096 > self.wcache:
+                t += self.media_write(self.dirty.pop(0), n)
+            self.now += t / 1e6
+            self.last = self.now
+            return t
+        return self.media_write(off, n)
+
+    def media_write(self, off, n):
         pos, t = off // 512, 0.0
         if self.now - self.last >= self.idle_s and self.slots:
             # background cleaning has a chunk read of its band in flight
@@ -110,6 +145,127 @@ class SimDM(SimDev):
         self.now += s
 
 
+class RealDisk:
+    """A disk that behaves as real ones do, for what the probe must not be
+    fooled by:
+    - platters that turn: a sector comes under the head at its angle (its
+      offset within a track of RATE x revolution bytes), so a seek waits
+      for the angle it lands at, not a constant half revolution; reading
+      on from where the last read ended costs no seek and no turn;
+    - a segmented read cache: each read from the media fills a segment
+      (SEGMENTS of them, the least recently used one reused) with what it
+      read and then reads ahead LOOKAHEAD bytes at the media rate while
+      no other command comes; a read inside a segment is answered from
+      it (the command's overhead and the link's transfer), waiting for
+      the look-ahead when it has not got that far yet;
+    - ssd=True: a device without seek or rotation (queue/rotational 0).
+    Time is the drive's own clock (µs), moved by commands and by sleep();
+    noise_us is the host's jitter, added to what a read returns only."""
+
+    LINK = 600.0  # bytes per µs: SATA 6 Gb/s
+
+    def __init__(self, keys, size, segments=16, lookahead=1 << 20, noise_us=0.0,
+                 sysfs=None, zones=None, ssd=False, seed=7):
+        self.size, self.lbs = size, 512
+        self.m = tm_model.Model(keys, size // 512)
+        self.rev = 60e6 / keys["rpm"]
+        self.overhead = float(keys["overhead_us"])
+        self.od, self.id = float(keys["od_mbps"]), float(keys["id_mbps"])
+        self.segments, self.lookahead, self.ssd = segments, lookahead, ssd
+        self.noise, self.rng = noise_us, random.Random(seed)
+        self.now, self.head = 0.0, 0
+        self.segs = []  # [start, stop, ready, since, reading]; the newest last
+        self._sysfs = sysfs or {"queue/zoned": "none", "queue/write_cache": "write back",
+                                "queue/rotational": "0" if ssd else "1"}
+        self._zones = zones
+        self.reads = self.hits = 0
+
+    def rate(self, pos):
+        return self.od + (self.id - self.od) * pos / self.size
+
+    def angle(self, pos):
+        track = self.rate(pos) * self.rev
+        return (pos % track) / track
+
+    def ready(self, seg):
+        """How far a segment holds data now (its look-ahead goes on)."""
+        if not seg[4]:
+            return seg[2]
+        return min(seg[1], seg[2] + (self.now - seg[3]) * self.rate(seg[2]))
+
+    def stop_lookahead(self):
+        for seg in self.segs:
+            if seg[4]:
+                seg[2], seg[4] = self.ready(seg), False
+                self.head = int(seg[2])
+
+    def read(self, off, n):
+        t0 = self.now
+        self.reads += 1
+        self.now += self.overhead
+        if self.ssd:
+            self.now += 80.0 + n / 2000.0
+            return self.now - t0 + self.rng.uniform(0, self.noise)
+        for seg in self.segs:
+            got = self.ready(seg)
+            # In the segment, or read on from it while its look-ahead runs
+            # (a sequential stream: the look-ahead keeps ahead of it).
+            if seg[0] <= off and (off + n <= got or (seg[4] and off <= seg[1])):
+                # The link carries the data as the media gives it: the
+                # later of the two ends the command.
+                wait = (off + n - got) / self.rate(got) if off + n > got else 0.0
+                self.now += max(wait, n / self.LINK)
+                if seg[4]:  # it reads on ahead of the reader, from here
+                    seg[1] = max(seg[1], off + n + self.lookahead)
+                    seg[2], seg[3] = max(got, off + n), self.now
+                self.segs.remove(seg)
+                self.segs.append(seg)
+                self.hits += 1
+                return self.now - t0 + self.rng.uniform(0, self.noise)
+        self.stop_lookahead()
+        if off != self.head:
+            seek_ns = (self.m.service_ns(self.head // 512, off // 512, 0) -
+                       self.m.overhead - self.m.half_rev)
+            self.now += seek_ns / 1000.0
+            turn = (self.angle(off) - (self.now % self.rev) / self.rev) % 1.0
+            self.now += turn * self.rev
+        self.now += n / self.rate(off)
+        self.head = off + n
+        if self.segments:
+            self.segs.append([off, off + n + self.lookahead, off + n, self.now,
+                              self.lookahead > 0])
+            if len(self.segs) > self.segments:
+                self.segs.pop(0)
+        return self.now - t0 + self.rng.uniform(0, self.noise)
+
+    def sleep(self, s):
+        self.now += s * 1e6
+
+    def sysfs(self, name):
+        return self._sysfs.get(name)
+
+    def zones(self):
+        return self._zones
+
+    def close(self):
+        pass
+
+
+def zone_list(zone, n, conv, written=None):
+    """Zones as parse_zones gives them: CONV conventional zones, then
+    sequential ones, the first WRITTEN of them full (all by default), the
+    rest empty."""
+    written = n - conv if written is None else written
+    out = []
+    for i in range(n):
+        seq = i - conv
+        full = 0 <= seq < written
+        out.append({"start": i * zone, "len": zone, "cap": zone,
+                    "wp": i * zone + (zone if full else 0), "conv": seq < 0,
+                    "cond": "nw" if seq < 0 else "fu" if full else "em"})
+    return out
+
+
 HDD = {"rpm": 7200, "seek_t2t_us": 1000, "seek_avg_us": 8500, "seek_full_us": 17000,
        "od_mbps": 180, "id_mbps": 90, "overhead_us": 300}
 SLOW = {"rpm": 5400, "seek_t2t_us": 2000, "seek_avg_us": 12000, "seek_full_us": 24000,
@@ -118,6 +274,7 @@ SLOW = {"rpm": 5400, "seek_t2t_us": 2000, "seek_avg_us": 12000, "seek_full_us": 
 
 def probe(dev, rpm=None, budget=600):
     p = cal.Probe(dev, budget, quiet=True)
+    p.sleep = dev.sleep
     p.run(rpm)
     return p
 
@@ -170,14 +327,35 @@ class Fits(unittest.TestCase):
             self.assertLessEqual(f / 3 - 1e-6, v)
             self.assertLessEqual(v, 8 * f / 15 + 1e-6)
 
-    def test_rotation_rule(self):
+    def test_revolution_from_a_uniform_spread(self):
         rng = random.Random(3)
-        rev = 60e6 / 7200
-        self.assertAlmostEqual(cal.rotation_from_spread(
-            [rng.uniform(0, rev) for _ in range(2000)]), rev, delta=0.05 * rev)
-        self.assertIsNone(cal.rotation_from_spread([5000 + rng.uniform(0, 200)
-                                                    for _ in range(200)]))
-        self.assertIsNone(cal.rotation_from_spread([1.0] * 5))
+        for rpm in (5400, 7200, 15000):
+            rev = 60e6 / rpm
+            # the standard error it states is what it is, over many tries
+            errs = [cal.revolution([1500 + rng.uniform(0, rev) for _ in range(600)])
+                    for _ in range(300)]
+            sd = (sum((r - rev) ** 2 for r, _ in errs) / len(errs)) ** 0.5 / rev
+            self.assertAlmostEqual(sd, errs[0][1], delta=0.3 * errs[0][1])
+            # unbiased: the mean of the estimates is the revolution
+            self.assertAlmostEqual(sum(r for r, _ in errs) / len(errs), rev, delta=0.003 * rev)
+
+    def test_no_revolution_without_a_uniform_spread(self):
+        rng = random.Random(4)
+        # an emulated drive: a constant and the host's jitter
+        self.assertIsNone(cal.revolution([5000 + rng.uniform(0, 200) for _ in range(500)]))
+        # two clusters: a spread, but no uniform one
+        self.assertIsNone(cal.revolution([rng.choice((1000, 9000)) + rng.uniform(0, 50)
+                                          for _ in range(500)]))
+        self.assertIsNone(cal.revolution([1.0] * 5))
+
+    def test_snap_to_a_nominal_speed(self):
+        self.assertEqual(cal.snap_rpm(7050), 7200)
+        self.assertEqual(cal.snap_rpm(5600), 5400)
+        self.assertEqual(cal.snap_rpm(5750), 5900)
+        self.assertIsNone(cal.snap_rpm(6500))
+        # the windows do not overlap
+        for a, b in zip(cal.NOMINAL_RPM, cal.NOMINAL_RPM[1:]):
+            self.assertLess(a * (1 + cal.SNAP), b * (1 - cal.SNAP))
 
     def test_parse_blkzone(self):
         out = ("  start: 0x000000000, len 0x080000, cap 0x080000, wptr 0x000000 reset:0 "
@@ -188,6 +366,25 @@ class Fits(unittest.TestCase):
                "non-seq:0, zcond: 1(em) [type: 2(SEQ_WRITE_REQUIRED)]\n")
         self.assertEqual(cal.parse_blkzone(out), (256 << 20, 224 << 20, 3, 1))
         self.assertIsNone(cal.parse_blkzone(""))
+
+    def test_readable_extents(self):
+        out = ("  start: 0x000000000, len 0x080000, cap 0x080000, wptr 0x000000 reset:0 "
+               "non-seq:0, zcond: 0(nw) [type: 1(CONVENTIONAL)]\n"
+               "  start: 0x000080000, len 0x080000, cap 0x070000, wptr 0x000800 reset:0 "
+               "non-seq:0, zcond: 2(oi) [type: 2(SEQ_WRITE_REQUIRED)]\n"
+               "  start: 0x000100000, len 0x080000, cap 0x070000, wptr 0x070000 reset:0 "
+               "non-seq:0, zcond:14(fu) [type: 2(SEQ_WRITE_REQUIRED)]\n"
+               "  start: 0x000180000, len 0x080000, cap 0x070000, wptr 0x000000 reset:0 "
+               "non-seq:0, zcond: 1(em) [type: 2(SEQ_WRITE_REQUIRED)]\n"
+               "  start: 0x000200000, len 0x080000, cap 0x080000, wptr 0x000000 reset:0 "
+               "non-seq:0, zcond:15(ol) [type: 2(SEQ_WRITE_REQUIRED)]\n")
+        zones = cal.parse_zones(out)
+        self.assertEqual([z["cond"] for z in zones], ["nw", "oi", "fu", "em", "ol"])
+        self.assertEqual(zones[1]["wp"], (0x80000 + 0x800) * 512)
+        # the conventional zone and the open zone's data run into one
+        self.assertEqual(cal.readable_extents(zones),
+                         [(0, (0x80000 + 0x800) * 512),
+                          (0x100000 * 512, (0x100000 + 0x70000) * 512)])
 
 
 class ClosedLoop(unittest.TestCase):
@@ -232,7 +429,7 @@ class ClosedLoop(unittest.TestCase):
         self.assertEqual(p.rpm, 5400)
         fig = [f for f in p.figures if f.key == "rpm"][0]
         self.assertEqual(fig.sure, "given")
-        self.assertIn("spread says", fig.how)
+        self.assertIn("rotation probe says", fig.how)
 
     def test_profile_reads_back_and_holds_the_figures(self):
         p = probe(SimDev(HDD, 64 * GIB), rpm=7200)
@@ -250,7 +447,7 @@ class ClosedLoop(unittest.TestCase):
         self.assertNotIn("wcache_mib", kv)
 
     def test_host_managed_layout(self):
-        zones = (256 << 20, 256 << 20, 256, 4)
+        zones = zone_list(256 << 20, 256, 4)
         dev = SimDev(HDD, 64 * GIB, sysfs={"queue/zoned": "host-managed",
                                            "queue/max_open_zones": "128",
                                            "queue/max_active_zones": "0"}, zones=zones)
@@ -269,10 +466,154 @@ class ClosedLoop(unittest.TestCase):
             probe(SimDev(HDD, 32 << 20), rpm=7200)
 
 
+class RealDisks(unittest.TestCase):
+    """Probe RealDisk (angular position, a segmented read cache with
+    look-ahead, SSDs): a probe that times the drive's cache instead of its
+    media, or takes a rotation from too few samples, fails here."""
+
+    def probe_real(self, keys, rpm=None, seed=7, **kw):
+        dev = RealDisk(keys, kw.pop("size", 500 * GIB), seed=seed, **kw)
+        p = cal.Probe(dev, 600, quiet=True)
+        p.rng.seed(seed)
+        p.sleep = dev.sleep
+        p.run(rpm)
+        return p, dev
+
+    def check_media(self, keys, p):
+        self.assertAlmostEqual(p.od, keys["od_mbps"], delta=0.05 * keys["od_mbps"])
+        self.assertAlmostEqual(p.id, keys["id_mbps"], delta=0.05 * keys["id_mbps"])
+        self.assertAlmostEqual(p.full, keys["seek_full_us"], delta=0.1 * keys["seek_full_us"])
+        self.assertAlmostEqual(p.avg, keys["seek_avg_us"], delta=0.1 * keys["seek_avg_us"])
+        self.assertAlmostEqual(p.t2t, keys["seek_t2t_us"], delta=0.25 * keys["seek_t2t_us"] + 300)
+
+    def test_seeks_and_rpm_through_a_read_cache(self):
+        # (segments, look-ahead): a desktop drive's, a small one's, none
+        for segs, ahead in ((16, 1 << 20), (4, 256 << 10), (0, 0)):
+            for keys in (HDD, SLOW):
+                p, dev = self.probe_real(keys, segments=segs, lookahead=ahead, noise_us=30)
+                msg = "segments %d look-ahead %d rpm %d" % (segs, ahead, keys["rpm"])
+                self.check_media(keys, p)
+                self.assertEqual(p.rpm, keys["rpm"], msg)
+                rpm = [f for f in p.figures if f.key == "rpm"][0]
+                self.assertEqual(rpm.sure, "measured, taken as the nominal speed", msg)
+                cache = [f for f in p.figures if f.key == "read cache"][0]
+                if segs:
+                    self.assertEqual(cache.value, "on", msg)
+                    self.assertIn("keeps %d reads" % segs, cache.how, msg)
+                    self.assertIn("reads ahead at least %s" % cal.size_suffix(ahead + 4096),
+                                  cache.how, msg)
+                else:
+                    self.assertEqual(cache.value, "none", msg)
+                text = cal.profile_text(p, "/dev/sim", "now")
+                self.assertIn("rpm = %d\n" % keys["rpm"], text)
+                self.assertIn("read cache", text)
+
+    def test_rpm_holds_over_many_disks(self):
+        """Snapped to the nominal speed on every one of 12 disks (each its
+        own angles and noise): a probe from 24 samples got 6,523-8,893 for
+        a 7200 rpm disk between its 5th and 95th percentiles."""
+        for seed in range(12):
+            keys = (HDD, SLOW)[seed % 2]
+            p, _ = self.probe_real(keys, seed=seed, noise_us=50)
+            self.assertEqual(p.rpm, keys["rpm"], "seed %d" % seed)
+
+    def test_a_speed_between_nominal_ones_is_measured_not_snapped(self):
+        keys = dict(HDD, rpm=6500)
+        p, _ = self.probe_real(keys)
+        self.assertAlmostEqual(p.rpm, 6500, delta=0.04 * 6500)
+        self.assertEqual([f.sure for f in p.figures if f.key == "rpm"][0], "measured")
+
+    def test_no_timed_read_is_answered_from_the_cache(self):
+        """The read cache probe's hits are its point, and the rate probe
+        streams through the look-ahead as it should; the rotation and seek
+        probes must read the media every time."""
+        dev = RealDisk(HDD, 500 * GIB, seed=7)
+        p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
+        p.info()
+        p.read_cache()
+        p.rate()
+        self.assertGreater(dev.hits, 0)
+        hits = dev.hits
+        p.rotation(None)
+        p.seek()
+        self.assertEqual(dev.hits, hits, "the rotation and seek probes hit the cache")
+
+    def test_ssd_is_refused_with_a_sentence(self):
+        dev = RealDisk(HDD, 500 * GIB, ssd=True)
+        p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
+        with self.assertRaises(ValueError) as e:
+            p.run(None)
+        self.assertIn("not rotational", str(e.exception))
+        self.assertIn("--rpm", str(e.exception))
+        # --rpm: probed as a disk of that speed, and the profile says so
+        p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
+        p.run(7200)
+        text = cal.profile_text(p, "/dev/sim", "now")
+        self.assertIn("not rotational", text)
+        self.assertNotIn("read cache", text)
+
+    def test_host_managed_reads_only_data(self):
+        zone = 256 << 20
+        zones = zone_list(zone, 2000, 20)
+        hm = {"queue/zoned": "host-managed", "queue/rotational": "1",
+              "queue/max_open_zones": "128"}
+        # Every zone written: all of it is read, as a conventional disk
+        p, dev = self.probe_real(HDD, size=2000 * zone, sysfs=hm, zones=zones)
+        self.check_media(HDD, p)
+        # Half the zones written: the probes read only there
+        zones = zone_list(zone, 2000, 20, written=990)
+        reads = []
+        dev = RealDisk(HDD, 2000 * zone, sysfs=hm, zones=zones)
+        real_read = dev.read
+        dev.read = lambda off, n: reads.append((off, n)) or real_read(off, n)
+        p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
+        p.run(None)
+        end = 1010 * zone
+        self.assertTrue(reads)
+        self.assertEqual([r for r in reads if r[0] + r[1] > end], [])
+        self.assertTrue(any("only from" in n for n in p.notes), p.notes)
+        # Four zones of data: too little, refused with a sentence
+        zones = zone_list(zone, 2000, 0, written=4)
+        dev = RealDisk(HDD, 2000 * zone, sysfs=hm, zones=zones)
+        p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
+        with self.assertRaises(ValueError) as e:
+            p.run(None)
+        self.assertIn("write the zones first", str(e.exception))
+
+
+class Bounds(unittest.TestCase):
+    def test_figures_past_the_kernels_bounds_are_clamped_with_a_note(self):
+        p = probe(SimDev(HDD, 64 * GIB), rpm=7200)
+        p.od, p.id, p.overhead = 250000.0, 180000.0, 123456.0
+        p.t2t, p.avg, p.full = 60000.0, 150000.0, 400000.0
+        text = cal.profile_text(p, "/dev/sim", "now")
+        kv = dict(l.split(" = ", 1) for l in text.splitlines() if " = " in l and
+                  not l.startswith("#"))
+        self.assertEqual(kv["od_mbps"], "100000")
+        self.assertEqual(kv["id_mbps"], "100000")
+        self.assertEqual(kv["overhead_us"], "100000")
+        self.assertLessEqual(int(kv["seek_full_us"]), 200000)
+        self.assertLessEqual(int(kv["seek_avg_us"]), 100000)
+        keys = {k: int(kv[k]) for k in ("rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us",
+                                        "od_mbps", "id_mbps", "overhead_us")}
+        tm_model.Model(keys, 1 << 20)  # the kernel takes it (raises otherwise)
+        self.assertIn("past the kernel's bound", text)
+        self.assertIn("scaled down", text)
+
+
+
 class DriveManaged(unittest.TestCase):
-    def probe_dm(self, band, cache, idle_s, size=64 * GIB, cache_at=0):
+    def probe_dm(self, band, cache, idle_s, size=64 * GIB, cache_at=0, reread=0, wcache=0,
+                 through=True):
         keys = dict(HDD, cache_at=cache_at)
-        dev = SimDM(keys, size, band, cache, idle_s)
+        dev = SimDM(keys, size, band, cache, idle_s, reread=reread, wcache=wcache)
+        if not through:  # as a probe that never writes through the DRAM
+            dev.set_durable = lambda: None
         p = cal.Probe(dev, 600, quiet=True)
         p.sleep = dev.sleep
         p.run(7200, write=True)
@@ -294,19 +635,43 @@ class DriveManaged(unittest.TestCase):
             self.assertIn("model = drive-managed\n", text)
             self.assertIn("cache = %dM\n" % (cache >> 20), text)
             self.assertIn("overwrote random blocks", text)
-            self.assertIn("cache_at = 0\n", text)
+            # the blocks next to the first sector are the rate probe's:
+            # the place probe reads the nearest fresh ones (20 MiB on)
+            self.assertLessEqual(p.cache_at, 15)
+            self.assertIn("cache_at = %d\n" % p.cache_at, text)
+
+    def test_through_a_volatile_write_cache(self):
+        """A drive with 32 MiB of DRAM in front of an 8 MiB persistent
+        cache: its first writes come back at the link's speed, the probe
+        goes through the DRAM from then on, says so, and the figures hold;
+        written into the DRAM, they would not."""
+        p = self.probe_dm(8 << 20, 8 << 20, 1.0, wcache=32 << 20)
+        self.assertTrue(any("O_DSYNC" in n for n in p.notes), p.notes)
+        self.assertAlmostEqual(p.cache_bytes, 8 << 20, delta=0.02 * (8 << 20))
+        self.assertAlmostEqual(p.band_bytes, 8 << 20, delta=0.3 * (8 << 20))
+        self.assertGreaterEqual(p.idle_ms, 1000)
+        self.assertLess(p.idle_ms, 2001)
+        q = self.probe_dm(8 << 20, 8 << 20, 1.0, wcache=32 << 20, through=False)
+        self.assertGreater(abs(q.cache_bytes - (8 << 20)), 16 << 20)
+        # Without DRAM in front, the writes go as they are.
+        r = self.probe_dm(8 << 20, 8 << 20, 1.0)
+        self.assertFalse(any("O_DSYNC" in n for n in r.notes), r.notes)
+        self.assertFalse(r.dev.durable)
 
     def test_cache_place(self):
         for cache_at in (0, 300, 500, 1000):
             for size in (64 * GIB, 576 << 20):
-                p = self.probe_dm(8 << 20, 8 << 20, 1.0, size, cache_at)
-                self.assertAlmostEqual(p.cache_at, cache_at, delta=15,
-                                       msg="size %d" % size)
+                # with a read cache too: a read it answers takes no seek
+                for reread in (0, 64):
+                    p = self.probe_dm(8 << 20, 8 << 20, 1.0, size, cache_at, reread)
+                    self.assertAlmostEqual(p.cache_at, cache_at, delta=15,
+                                           msg="size %d, read cache %d" % (size, reread))
 
     def test_no_collapse_within_the_budget_is_a_note(self):
         dev = SimDev(HDD, 64 * GIB)
         dev.write = lambda off, n: 100.0
         p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
         p.run(7200)
         p.deadline = 0  # out of time before any collapse
         p.cache()
@@ -329,6 +694,41 @@ class Command(unittest.TestCase):
     def test_bad_options(self):
         self.assertEqual(self.run_tool("/dev/null", "--rpm", "5").returncode, 2)
         self.assertEqual(self.run_tool("/dev/null", "--budget", "0").returncode, 2)
+        self.assertEqual(self.run_tool("/dev/null", "--force").returncode, 2)
+
+    def test_output_naming_a_directory_is_refused_before_any_probe(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = self.run_tool("/dev/null", "-o", d)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("is a directory", r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertEqual(os.listdir(d), [])
+
+    def test_write_probes_refuse_a_disk_with_a_signature(self):
+        import contextlib
+        import io
+        saved = cal.signatures
+        cal.signatures = lambda path: ["TYPE=ext4"]
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = cal.main(["/dev/sim-nonexistent", "--write-probes"])
+        finally:
+            cal.signatures = saved
+        self.assertEqual(rc, 1)
+        self.assertIn("TYPE=ext4", err.getvalue())
+        self.assertIn("--force", err.getvalue())
+        # with --force it goes on (and fails here only on the missing device)
+        cal.signatures = lambda path: ["TYPE=ext4"]
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = cal.main(["/dev/sim-nonexistent", "--write-probes", "--force"])
+        finally:
+            cal.signatures = saved
+        self.assertEqual(rc, 1)
+        self.assertNotIn("TYPE=ext4", err.getvalue())
+        self.assertIn("sim-nonexistent", err.getvalue())
 
 
 if __name__ == "__main__":
