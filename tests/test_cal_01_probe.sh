@@ -36,9 +36,10 @@
 # past the write pointer with zeros, neither through the model.
 # It runs under instruction counting (tests/vm-run, "# ICOUNT: 0"): the
 # guest's clock counts its instructions, so a loaded host neither slows
-# the backing behind the model nor adds to a figure, and the timing
-# figures are held to a quarter of the tolerances above (the probe found
-# 12002 us for 12000 set, 2004 for 2000). Run without it (SMR_ICOUNT
+# the backing behind the model nor adds to a figure, and the seek and
+# overhead figures are held to a quarter of the tolerances above (the
+# probe found 12002 us for 12000 set, 2004 for 2000; the media rates,
+# 47-50 MB/s for 50 in four runs, keep theirs). Run without it (SMR_ICOUNT
 # unset, by hand), a backing that fell behind the model (status:
 # model_lag_ms above 5 % of the busy time) makes the timing figures the
 # host's, and their checks are skipped, saying so; under instruction
@@ -96,8 +97,11 @@ kept_up() {
 # k_figures PROFILE: the figures of timing K (below) that the probe must
 # find in PROFILE: media rates, average and full seeks.
 k_figures() {
-	near "od_mbps" "$(key "$1" od_mbps)" 50 "$(tol 5)"
-	near "id_mbps" "$(key "$1" id_mbps)" 25 "$(tol 2.5)"
+	# The rates keep their tolerance: 47-50 MB/s for 50 in four runs
+	# under instruction counting (two medians of four reads each, 1 and
+	# 4 MiB, differenced: the guest's own work between reads moves them).
+	near "od_mbps" "$(key "$1" od_mbps)" 50 5
+	near "id_mbps" "$(key "$1" id_mbps)" 25 2.5
 	near "seek_avg_us" "$(key "$1" seek_avg_us)" 12000 "$(tol 1800)"
 	near "seek_full_us" "$(key "$1" seek_full_us)" 24000 "$(tol 3600)"
 }
