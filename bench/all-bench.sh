@@ -83,13 +83,11 @@ disk=$(backing 2700 760) || bail "no backing for dm"
 part dm bash "$SMR_ROOT/bench/dm-bench.sh" --disk "$disk" --ratios-only --dev-mb $DM_MB \
 	--phase-cache-mb 192 --phase-mb 128 --rounds "$ROUNDS" --io-runtime "$RUNTIME"
 drop_nullb "$disk"
-if [ "$BACKING" = nullb ]; then
-	part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
-		CV_BENCH_DISK=0 CV_BENCH_NULLB_MB=512 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
-else
-	part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
-		CV_BENCH_NULLB=0 CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
-fi
+# caveat over the run's kind of backing: its null_blk part, or its disk part.
+if [ "$BACKING" = nullb ]; then CV_ON=(CV_BENCH_DISK=0 CV_BENCH_NULLB_MB=512)
+else CV_ON=(CV_BENCH_NULLB=0); fi
+part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
+	"${CV_ON[@]}" CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
 
 # The timing model's cost while off: tm-bench.sh part 1 in rounds.
 nb=$(new_nullb 1024) || bail "no null_blk"
