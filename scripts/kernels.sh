@@ -8,7 +8,8 @@
 # the newest kernel set up by scripts/setup-newest-kernel.sh (the smoke
 # set: tests marked "# SMOKE: 1"). Series missing here are left out;
 # SMR_KERNELS (as for setup-deps.sh) narrows the list, SMR_WHOLE_SUITE
-# names the series that run the whole suite (default 6.1; "6.1 6.12" as
+# names the series that run the whole suite ("newest" for the newest;
+# default 6.1; "6.1 6.12" as
 # before 2026-11-29: the suite outgrew CI's 90 minutes with both,
 # docs/testing.md "What runs where").
 set -euo pipefail
@@ -25,7 +26,9 @@ for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
 		;;
 	newest)
 		v=$(scripts/setup-newest-kernel.sh --print 2>/dev/null | sed -n 's/^KVER=//p')
-		[ -n "$v" ] && echo "$v smoke"
+		set=smoke
+		case " ${SMR_WHOLE_SUITE:-6.1} " in *" newest "*) set=full ;; esac
+		[ -n "$v" ] && echo "$v $set"
 		;;
 	esac
 done
