@@ -46,13 +46,13 @@ KDIR ?= /lib/modules/$(KVER)/build
 PWD := $(shell pwd)
 PREFIX ?= /usr/local
 DESTDIR ?=
-# The modules go to /lib/modules/KVER/extra/{dm-smr,dm-caveat}/ on every
+# The modules go to /lib/modules/KVER/extra/{common,dm-smr,dm-caveat}/ on every
 # kernel (6.1's default; 6.12's would be updates/, beside DKMS's
 # updates/dkms/), compressed as that kernel's config says (.ko.xz on
 # 6.12). DESTDIR stages them, and depmod is then left to the package.
 INSTALL_MOD_DIR ?= extra
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
-MODULES := dm-smr/dm-smr dm-caveat/dm-caveat
+MODULES := common/smr-common dm-smr/dm-smr dm-caveat/dm-caveat
 
 .PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo demo-run deps vm-check libzbc-check debug-extras
 

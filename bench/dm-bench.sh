@@ -156,7 +156,7 @@ done
 
 modprobe dm-mod 2> /dev/null
 if ! dmsetup targets | grep -q '^smr '; then
-	insmod "$ROOT/dm-smr/dm-smr.ko" || die "cannot load $ROOT/dm-smr/dm-smr.ko"
+	"$ROOT/scripts/load-modules.sh" dm-smr || die "cannot load $ROOT/dm-smr/dm-smr.ko"
 fi
 
 now_ns() { date +%s%N; }

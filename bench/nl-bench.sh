@@ -48,7 +48,7 @@ REPORT=$WORK/report.txt
 say() { echo "$*" | tee -a "$REPORT"; }
 
 modprobe dm-mod
-lsmod | grep -q '^dm_smr ' || insmod "$ROOT/dm-smr/dm-smr.ko" || exit 1
+"$ROOT/scripts/load-modules.sh" dm-smr || exit 1
 N=nlbench
 dmsetup remove $N 2>/dev/null
 echo "0 $((600 * 2048)) linear $DISK 2048" | dmsetup create nlbench_back || exit 1

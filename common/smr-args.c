@@ -6,12 +6,12 @@
 #include <linux/ctype.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "smr-args.h"
 #include "smr-compat.h"
-#include "smr-timing.h"
 
 int smr_parse_u64(const char *s, u64 *v)
 {
@@ -19,6 +19,7 @@ int smr_parse_u64(const char *s, u64 *v)
 		return -EINVAL;
 	return 0;
 }
+EXPORT_SYMBOL_GPL(smr_parse_u64);
 
 static int smr_opt_value(const struct smr_opt *o, const char *s, u64 *v)
 {
@@ -38,6 +39,12 @@ static int smr_opt_value(const struct smr_opt *o, const char *s, u64 *v)
 	return -EINVAL;
 }
 
+bool smr_args_next_is(const struct dm_arg_set *as, const char *word)
+{
+	return as->argc && !strcasecmp(as->argv[0], word);
+}
+EXPORT_SYMBOL_GPL(smr_args_next_is);
+
 int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 		   unsigned long *given, u64 *val, char **error)
 {
@@ -48,7 +55,7 @@ int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 	int ret;
 
 	*given = 0;
-	if (!as->argc || (t->timing && smr_tm_next(as)))
+	if (!as->argc || (t->group && smr_args_next_is(as, t->group)))
 		return 0;
 	for (i = 0; i < t->nr; i++)
 		count.max += t->opts[i].flag ? 1 : 2;
@@ -85,12 +92,13 @@ int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 			return -EINVAL;
 		}
 	}
-	if (as->argc && !(t->timing && smr_tm_next(as))) {
+	if (as->argc && !(t->group && smr_args_next_is(as, t->group))) {
 		*error = "Too many arguments";
 		return -EINVAL;
 	}
 	return 0;
 }
+EXPORT_SYMBOL_GPL(smr_parse_opts);
 
 void *smr_ctr_alloc(struct dm_target *ti, unsigned int argc, unsigned int min_args,
 		    char *usage, size_t size)
@@ -112,3 +120,4 @@ void *smr_ctr_alloc(struct dm_target *ti, unsigned int argc, unsigned int min_ar
 	}
 	return p;
 }
+EXPORT_SYMBOL_GPL(smr_ctr_alloc);

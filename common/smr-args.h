@@ -28,18 +28,24 @@ struct smr_opt_table {
 	unsigned int nr;		/* at most BITS_PER_LONG */
 	char *count_error;	/* a bad <#opt_args> */
 	char *unknown_error;	/* a name not in the table */
-	bool timing;		/* a timing group may follow (smr-timing.h) */
+	/* The word that starts a group after the options, or NULL
+	   (SMR_TM_GROUP: the timing group, smr-timing.h). */
+	const char *group;
 };
 
 /*
  * Parse the optional arguments left in @as. Sets bit i of *@given for each
  * option i given, with its value (a number, a word's index, or 1 for a
- * flag) in @val[i]. With t->timing, a timing group may follow the options
- * (or stand in for them): it is left in @as for smr_tm_parse(). Returns 0,
+ * flag) in @val[i]. With t->group, a group starting with that word may
+ * follow the options (or stand in for them): it is left in @as for its
+ * own parser (smr_tm_parse() for the timing group). Returns 0,
  * or -EINVAL with *@error set.
  */
 int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 		   unsigned long *given, u64 *val, char **error);
+
+/* Whether the next word of @as is @word (case-insensitive). */
+bool smr_args_next_is(const struct dm_arg_set *as, const char *word);
 
 /* A decimal number that fits in u64 (kstrtoull refuses overflow, unlike sscanf). */
 int smr_parse_u64(const char *s, u64 *v);

@@ -3,13 +3,13 @@
  * One emulated drive per backing device; see smr-claim.h.
  */
 #include <linux/blkdev.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 
 #include "smr-claim.h"
 
 static LIST_HEAD(smr_claims);
 static DEFINE_MUTEX(smr_claims_lock);
-
 
 int smr_claim_backing(struct smr_claim *c, struct dm_target *ti,
 		      struct block_device *bdev, bool format, char **error)
@@ -54,6 +54,7 @@ int smr_claim_backing(struct smr_claim *c, struct dm_target *ti,
 	mutex_unlock(&smr_claims_lock);
 	return ret;
 }
+EXPORT_SYMBOL_GPL(smr_claim_backing);
 
 void smr_claim_release(struct smr_claim *c)
 {
@@ -64,3 +65,4 @@ void smr_claim_release(struct smr_claim *c)
 	list_del_init(&c->node);
 	mutex_unlock(&smr_claims_lock);
 }
+EXPORT_SYMBOL_GPL(smr_claim_release);

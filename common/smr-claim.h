@@ -14,10 +14,9 @@
  * of the same mapped device (a reload: dm constructs the new table while
  * the old one is live), and that one may not format.
  *
- * The registry is per module (common/ is compiled into each): a dm-smr
- * drive and a dm-caveat drive over one backing device do not see each
- * other here; their superblocks' magic numbers keep them apart unless
- * one is told to format.
+ * One registry for both targets (it lives in the library module
+ * smr-common): an smr drive and a caveat drive over one backing device
+ * refuse each other as two drives of one target do.
  */
 #ifndef SMR_CLAIM_H
 #define SMR_CLAIM_H

@@ -4,8 +4,8 @@
  * the kernel's badblocks table, transient errors, delays, the messages
  * that set them and the status fields that count them.
  *
- * Compiled into each module through its *-common.c, which defines
- * DM_MSG_PREFIX and smr_fault_trace() (its own trace event).
+ * Part of the library module smr-common (common/Kbuild); each target
+ * passes its own trace event for a fault that fired to smr_faults_init().
  *
  * Kernel differences relied on (block/badblocks.c of 6.1.192, 6.12.117
  * and 7.x, read there):
@@ -29,10 +29,12 @@
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 
 #include "smr-compat.h"
 #include "smr-faults.h"
+#include "smr-genl.h"
 
 static const char *smr_fault_dev(struct smr_faults *f)
 {
@@ -114,12 +116,14 @@ static bool smr_bb_hit(struct badblocks *bb, sector_t s, u32 n)
 static void smr_faults_delay_work(struct work_struct *work);
 
 int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
-		    int (*remap)(struct dm_target *ti, struct bio *bio))
+		    int (*remap)(struct dm_target *ti, struct bio *bio),
+		    smr_fault_trace_fn trace)
 {
 	dev_t devt;
 
 	f->ti = ti;
 	f->remap = remap;
+	f->trace = trace;
 	smr_genl_dev_name(ti, f->name, &devt);
 	mutex_init(&f->msg_lock);
 	spin_lock_init(&f->lock);
@@ -141,6 +145,7 @@ int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
 		return -ENOMEM;
 	return 0;
 }
+EXPORT_SYMBOL_GPL(smr_faults_init);
 
 /*
  * Called with nothing in flight (dm waited for every bio, delayed ones
@@ -160,11 +165,13 @@ void smr_faults_exit(struct smr_faults *f)
 		badblocks_exit(&f->bb);
 	kvfree(f->held);
 }
+EXPORT_SYMBOL_GPL(smr_faults_exit);
 
 void smr_faults_order_writes(struct smr_faults *f, u64 zone_sectors)
 {
 	f->order_sectors = zone_sectors;
 }
+EXPORT_SYMBOL_GPL(smr_faults_order_writes);
 
 void smr_faults_map_reads_first(struct smr_faults *f,
 				void (*issue)(struct dm_target *ti,
@@ -172,6 +179,7 @@ void smr_faults_map_reads_first(struct smr_faults *f,
 {
 	f->issue = issue;
 }
+EXPORT_SYMBOL_GPL(smr_faults_map_reads_first);
 
 /* After the target set its own per_io_data_size: ours goes first. */
 void smr_faults_per_io(struct dm_target *ti)
@@ -180,6 +188,7 @@ void smr_faults_per_io(struct dm_target *ti)
 	WARN_ON_ONCE(ti->per_io_data_size % sizeof(u64));
 	ti->per_io_data_size += sizeof(struct smr_fault_bio);
 }
+EXPORT_SYMBOL_GPL(smr_faults_per_io);
 
 static struct smr_fault_bio *smr_fault_bio(struct smr_faults *f,
 					   struct bio *bio)
@@ -192,7 +201,7 @@ static struct smr_fault_bio *smr_fault_bio(struct smr_faults *f,
 static void smr_faults_fire(struct smr_faults *f, enum smr_fault_kind kind,
 			    sector_t s, u32 n, bool write)
 {
-	smr_fault_trace(f->name, kind, s, n, write);
+	f->trace(f->name, kind, s, n, write);
 }
 
 void smr_faults_note(struct smr_faults *f, enum smr_fault_kind kind,
@@ -200,6 +209,7 @@ void smr_faults_note(struct smr_faults *f, enum smr_fault_kind kind,
 {
 	smr_faults_fire(f, kind, sector, nsect, write);
 }
+EXPORT_SYMBOL_GPL(smr_faults_note);
 
 static bool smr_range_takes(const struct smr_fault_range *r, sector_t s,
 			    u32 n, bool write)
@@ -342,6 +352,7 @@ int smr_faults_map(struct smr_faults *f, struct bio *bio)
 	}
 	return SMR_FAULT_PASS;
 }
+EXPORT_SYMBOL_GPL(smr_faults_map);
 
 void smr_faults_hold(struct smr_faults *f, struct bio *bio)
 {
@@ -351,6 +362,7 @@ void smr_faults_hold(struct smr_faults *f, struct bio *bio)
 	smr_faults_queue(f, bio, true, f->dl_ms);
 	spin_unlock_irqrestore(&f->lock, flags);
 }
+EXPORT_SYMBOL_GPL(smr_faults_hold);
 
 /* Map the delayed bios that are due, in order; wait again for the rest. */
 static void smr_faults_delay_work(struct work_struct *work)
@@ -402,6 +414,7 @@ void smr_faults_presuspend(struct smr_faults *f)
 	spin_unlock_irq(&f->lock);
 	mod_delayed_work(f->wq, &f->dwork, 0);
 }
+EXPORT_SYMBOL_GPL(smr_faults_presuspend);
 
 void smr_faults_resume(struct smr_faults *f)
 {
@@ -409,6 +422,7 @@ void smr_faults_resume(struct smr_faults *f)
 	f->draining = false;
 	spin_unlock_irq(&f->lock);
 }
+EXPORT_SYMBOL_GPL(smr_faults_resume);
 
 /* ---------------------------------------------------------- messages --- */
 
@@ -733,6 +747,7 @@ bool smr_faults_is_message(const char *word)
 	return !strcasecmp(word, "badblocks") || !strcasecmp(word, "transient") ||
 	       !strcasecmp(word, "delay") || !strcasecmp(word, "faults");
 }
+EXPORT_SYMBOL_GPL(smr_faults_is_message);
 
 int smr_faults_message(struct smr_faults *f, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
@@ -756,6 +771,7 @@ int smr_faults_message(struct smr_faults *f, unsigned int argc, char **argv,
 	mutex_unlock(&f->msg_lock);
 	return ret;
 }
+EXPORT_SYMBOL_GPL(smr_faults_message);
 
 /* ------------------------------------------------------------ status --- */
 
@@ -767,6 +783,7 @@ void smr_faults_counts(struct smr_faults *f, struct smr_fault_counts *c)
 	c->transient = atomic64_read(&f->stats.transient);
 	c->delayed = atomic64_read(&f->stats.delayed);
 }
+EXPORT_SYMBOL_GPL(smr_faults_counts);
 
 void smr_faults_status(struct smr_faults *f, char *result, unsigned int maxlen,
 		       unsigned int *szp)
@@ -779,6 +796,7 @@ void smr_faults_status(struct smr_faults *f, char *result, unsigned int maxlen,
 	       c.remaps, c.transient, c.delayed);
 	*szp = sz;
 }
+EXPORT_SYMBOL_GPL(smr_faults_status);
 
 void smr_faults_clear_stats(struct smr_faults *f)
 {
@@ -788,3 +806,4 @@ void smr_faults_clear_stats(struct smr_faults *f)
 	atomic64_set(&f->stats.transient, 0);
 	atomic64_set(&f->stats.delayed, 0);
 }
+EXPORT_SYMBOL_GPL(smr_faults_clear_stats);

@@ -52,6 +52,14 @@ enum smr_fault_kind {
 	SMR_FAULT_CLEAN_TIMEOUT, /* drive-managed: waited for cleaning too long */
 };
 
+/*
+ * The target's trace event for a fault that fired: each target traces in
+ * its own system (smr:smr_fault, caveat:cv_fault; docs/tracing.md), so
+ * the library calls back rather than defining an event of its own.
+ */
+typedef void (*smr_fault_trace_fn)(const char *dev, int kind, u64 sector,
+				   u32 nsect, bool write);
+
 /* Which I/O a transient fault or a delay applies to. */
 enum smr_fault_dir {
 	SMR_FAULT_RW,
@@ -100,6 +108,8 @@ struct smr_faults {
 	struct dm_target *ti;
 	char name[DM_NAME_LEN];		/* the dm name, for the trace event */
 	int (*remap)(struct dm_target *ti, struct bio *bio);
+	/* The target's trace event for a fault that fired (its own system). */
+	smr_fault_trace_fn trace;
 	/* Sends a read mapped before its delay; NULL: map when due. */
 	void (*issue)(struct dm_target *ti, struct bio *bio);
 	struct mutex msg_lock;		/* one message at a time */
@@ -144,7 +154,8 @@ struct smr_faults {
 };
 
 int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
-		    int (*remap)(struct dm_target *ti, struct bio *bio));
+		    int (*remap)(struct dm_target *ti, struct bio *bio),
+		    smr_fault_trace_fn trace);
 void smr_faults_exit(struct smr_faults *f);
 void smr_faults_per_io(struct dm_target *ti);
 

@@ -5,6 +5,7 @@
  */
 #include <linux/jiffies.h>
 #include <linux/kdev_t.h>
+#include <linux/module.h>
 
 #include "smr-genl.h"
 
@@ -20,6 +21,7 @@ void smr_genl_events_init(struct smr_genl_events *ev, struct genl_family *family
 	atomic64_set(&ev->sent, 0);
 	atomic64_set(&ev->dropped, 0);
 }
+EXPORT_SYMBOL_GPL(smr_genl_events_init);
 
 static bool smr_genl_rate_ok(struct smr_genl_events *ev)
 {
@@ -63,6 +65,7 @@ drop:
 	atomic64_inc(&ev->dropped);
 	return NULL;
 }
+EXPORT_SYMBOL_GPL(smr_genl_event_new);
 
 void smr_genl_event_send(struct smr_genl_events *ev, struct sk_buff *skb,
 			 void *hdr, int err)
@@ -80,12 +83,14 @@ void smr_genl_event_send(struct smr_genl_events *ev, struct sk_buff *skb,
 	else if (err != -ESRCH)		/* nobody listened after all */
 		atomic64_inc(&ev->dropped);
 }
+EXPORT_SYMBOL_GPL(smr_genl_event_send);
 
 void smr_genl_events_reset(struct smr_genl_events *ev)
 {
 	atomic64_set(&ev->sent, 0);
 	atomic64_set(&ev->dropped, 0);
 }
+EXPORT_SYMBOL_GPL(smr_genl_events_reset);
 
 void smr_genl_dev_name(struct dm_target *ti, char *name, dev_t *devt)
 {
@@ -95,6 +100,7 @@ void smr_genl_dev_name(struct dm_target *ti, char *name, dev_t *devt)
 	if (dm_copy_name_and_uuid(md, name, NULL))
 		strscpy(name, dm_device_name(md), DM_NAME_LEN);
 }
+EXPORT_SYMBOL_GPL(smr_genl_dev_name);
 
 int smr_genl_register_target(struct target_type *tt,
 			     int (*family_init)(void), void (*family_exit)(void))
@@ -108,6 +114,7 @@ int smr_genl_register_target(struct target_type *tt,
 		family_exit();
 	return ret;
 }
+EXPORT_SYMBOL_GPL(smr_genl_register_target);
 
 void smr_genl_unregister_target(struct target_type *tt,
 				void (*family_exit)(void))
@@ -115,3 +122,4 @@ void smr_genl_unregister_target(struct target_type *tt,
 	dm_unregister_target(tt);
 	family_exit();
 }
+EXPORT_SYMBOL_GPL(smr_genl_unregister_target);

@@ -2,13 +2,13 @@
 /*
  * A power cut on demand (smr-power.h): the switch and its triggers.
  *
- * Compiled into each module through its *-common.c, which defines
- * DM_MSG_PREFIX. The state is read without the lock on the I/O path;
- * it changes under the lock. The cut callback runs once, under the lock,
- * before the state says cut.
+ * Part of the library module smr-common (common/Kbuild). The state is
+ * read without the lock on the I/O path; it changes under the lock. The
+ * cut callback runs once, under the lock, before the state says cut.
  */
 #include <linux/device-mapper.h>
 #include <linux/kernel.h>
+#include <linux/module.h>
 
 #include "smr-compat.h"
 #include "smr-power.h"
@@ -35,6 +35,7 @@ void smr_power_init(struct smr_power *p, const char *name,
 	p->state = SMR_POWER_ON;
 	p->left = 0;
 }
+EXPORT_SYMBOL_GPL(smr_power_init);
 
 /* Does a command count as @what? */
 static bool smr_power_counts(u8 what, blk_opf_t opf, unsigned int size)
@@ -82,11 +83,13 @@ bool __smr_power_io(struct smr_power *p, blk_opf_t opf, unsigned int size)
 	spin_unlock_irqrestore(&p->lock, flags);
 	return fail;
 }
+EXPORT_SYMBOL_GPL(__smr_power_io);
 
 bool smr_power_is_message(const char *word)
 {
 	return !strcasecmp(word, "power_cut");
 }
+EXPORT_SYMBOL_GPL(smr_power_is_message);
 
 static int smr_power_what(struct smr_power *p, const char *s, u8 *what)
 {
@@ -146,12 +149,14 @@ bool smr_power_if_on(struct smr_power *p, void (*fn)(void *arg), void *arg)
 	spin_unlock_irqrestore(&p->lock, flags);
 	return on;
 }
+EXPORT_SYMBOL_GPL(smr_power_if_on);
 
 int smr_power_settle(struct smr_power *p)
 {
 	might_sleep();
 	return p->ops->settle(p->owner);
 }
+EXPORT_SYMBOL_GPL(smr_power_settle);
 
 int smr_power_message(struct smr_power *p, unsigned int argc, char **argv,
 		      char *result, unsigned int maxlen)
@@ -216,6 +221,7 @@ int smr_power_message(struct smr_power *p, unsigned int argc, char **argv,
 	      p->name);
 	return -EINVAL;
 }
+EXPORT_SYMBOL_GPL(smr_power_message);
 
 void smr_power_get(struct smr_power *p, u8 *state, u64 *left)
 {
@@ -226,6 +232,7 @@ void smr_power_get(struct smr_power *p, u8 *state, u64 *left)
 	*left = p->state == SMR_POWER_ARMED ? p->left : 0;
 	spin_unlock_irqrestore(&p->lock, flags);
 }
+EXPORT_SYMBOL_GPL(smr_power_get);
 
 void smr_power_status(struct smr_power *p, char *result, unsigned int maxlen,
 		      unsigned int *szp)
@@ -238,3 +245,4 @@ void smr_power_status(struct smr_power *p, char *result, unsigned int maxlen,
 	DMEMIT(" %s %llu", smr_power_states[state], left);
 	*szp = sz;
 }
+EXPORT_SYMBOL_GPL(smr_power_status);

@@ -7,6 +7,7 @@
 #include <linux/bitmap.h>
 #include <linux/crc32.h>
 #include <linux/device-mapper.h>
+#include <linux/module.h>
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -21,6 +22,7 @@ sector_t smr_slots_end(u32 nr_blocks)
 {
 	return (1 + 2 * (sector_t)nr_blocks) * SMR_SLOTS_BLOCK_SECTORS;
 }
+EXPORT_SYMBOL_GPL(smr_slots_end);
 
 sector_t smr_slots_sectors_plus(u32 nr_blocks, u32 extra_blocks)
 {
@@ -28,11 +30,13 @@ sector_t smr_slots_sectors_plus(u32 nr_blocks, u32 extra_blocks)
 			(sector_t)extra_blocks * SMR_SLOTS_BLOCK_SECTORS,
 			SMR_SLOTS_ALIGN_SECTORS);
 }
+EXPORT_SYMBOL_GPL(smr_slots_sectors_plus);
 
 sector_t smr_slots_sectors(u32 nr_blocks)
 {
 	return smr_slots_sectors_plus(nr_blocks, 0);
 }
+EXPORT_SYMBOL_GPL(smr_slots_sectors);
 
 /* Block @k, slot @b (0 = A, 1 = B). */
 static sector_t smr_slots_sector(u32 k, int b)
@@ -59,6 +63,7 @@ int smr_slots_init(struct smr_slots *ss)
 	}
 	return 0;
 }
+EXPORT_SYMBOL_GPL(smr_slots_init);
 
 /* Safe on a store whose init failed part way, or never ran. */
 void smr_slots_exit(struct smr_slots *ss)
@@ -74,12 +79,14 @@ void smr_slots_exit(struct smr_slots *ss)
 	kvfree(ss->dirty);
 	ss->slot_b = ss->dirty = NULL;
 }
+EXPORT_SYMBOL_GPL(smr_slots_exit);
 
 size_t smr_slots_mem_bytes(const struct smr_slots *ss)
 {
 	return 2 * BITS_TO_LONGS(ss->nr_blocks) * sizeof(long) +
 		SMR_SLOTS_BATCH * PAGE_SIZE;
 }
+EXPORT_SYMBOL_GPL(smr_slots_mem_bytes);
 
 int smr_slots_rw(struct smr_slots *ss, blk_opf_t opf, sector_t sector,
 		 struct page **pages, unsigned int nr)
@@ -96,6 +103,7 @@ int smr_slots_rw(struct smr_slots *ss, blk_opf_t opf, sector_t sector,
 	bio_put(bio);
 	return ret;
 }
+EXPORT_SYMBOL_GPL(smr_slots_rw);
 
 static u32 smr_blk_crc(const void *buf, u64 gen)
 {
@@ -111,6 +119,7 @@ void smr_blk_header(void *buf, u32 magic, u64 format_id, u32 index, u32 nr)
 	hdr->index = cpu_to_le32(index);
 	hdr->nr = cpu_to_le32(nr);
 }
+EXPORT_SYMBOL_GPL(smr_blk_header);
 
 void smr_blk_seal(void *buf, u64 gen)
 {
@@ -120,6 +129,7 @@ void smr_blk_seal(void *buf, u64 gen)
 	hdr->crc = 0;
 	hdr->crc = cpu_to_le32(smr_blk_crc(buf, gen));
 }
+EXPORT_SYMBOL_GPL(smr_blk_seal);
 
 bool smr_blk_sealed(void *buf, u32 magic, u64 format_id, u32 index)
 {
@@ -136,6 +146,7 @@ bool smr_blk_sealed(void *buf, u32 magic, u64 format_id, u32 index)
 	hdr->crc = cpu_to_le32(crc);
 	return ok;
 }
+EXPORT_SYMBOL_GPL(smr_blk_sealed);
 
 /* State lock held: block @k into @buf, header and records, not sealed. */
 static void smr_slots_build(struct smr_slots *ss, u32 k, void *buf)
@@ -232,6 +243,7 @@ fail:
 	DMERR_LIMIT("%s: metadata commit failed: %d", ss->name, ret);
 	return ret;
 }
+EXPORT_SYMBOL_GPL(smr_slots_commit);
 
 /*
  * Write every block of a new format at once, after smr_slots_new_format()
@@ -283,6 +295,7 @@ out:
 			    ss->name, ss->what, ret);
 	return ret;
 }
+EXPORT_SYMBOL_GPL(smr_slots_write_all);
 
 void smr_slots_new_format(struct smr_slots *ss, bool write_all)
 {
@@ -297,6 +310,7 @@ void smr_slots_new_format(struct smr_slots *ss, bool write_all)
 		bitmap_zero(ss->dirty, ss->nr_blocks);
 	}
 }
+EXPORT_SYMBOL_GPL(smr_slots_new_format);
 
 /* Is @buf a sealed copy of block @k of this format? */
 static bool smr_slots_valid(struct smr_slots *ss, void *buf, u32 k)
@@ -354,6 +368,7 @@ int smr_slots_load(struct smr_slots *ss)
 	}
 	return 0;
 }
+EXPORT_SYMBOL_GPL(smr_slots_load);
 
 /* ---------------------------------------------------- superblock --- */
 
@@ -403,6 +418,7 @@ int smr_sb_open(struct smr_slots *ss, u32 magic, bool format,
 	sb[1] = cpu_to_le32(crc);
 	return 0;
 }
+EXPORT_SYMBOL_GPL(smr_sb_open);
 
 int smr_sb_invalidate(struct smr_slots *ss)
 {
@@ -411,6 +427,7 @@ int smr_sb_invalidate(struct smr_slots *ss)
 	memset(page_address(page), 0, SMR_MD_BLOCK_SIZE);
 	return smr_slots_rw(ss, REQ_OP_WRITE | REQ_FUA, 0, &page, 1);
 }
+EXPORT_SYMBOL_GPL(smr_sb_invalidate);
 
 int smr_sb_write(struct smr_slots *ss, u32 magic)
 {
@@ -422,3 +439,4 @@ int smr_sb_write(struct smr_slots *ss, u32 magic)
 	return smr_slots_rw(ss, REQ_OP_WRITE | REQ_FUA | REQ_PREFLUSH, 0,
 			    &ss->pages[0], 1);
 }
+EXPORT_SYMBOL_GPL(smr_sb_write);

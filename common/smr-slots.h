@@ -16,9 +16,7 @@
  * metadata never describes data that is not on the medium, and a failed
  * commit leaves its blocks dirty for the next one.
  *
- * Both modules compile the common/ sources into themselves (through
- * dm-smr-common.c and dm-caveat-common.c): one source, tested once, and
- * no third module to load first.
+ * Part of the library module smr-common, which both targets use.
  */
 #ifndef SMR_SLOTS_H
 #define SMR_SLOTS_H

@@ -25,9 +25,11 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
+#include "smr-args.h"
 #include "smr-compat.h"
 #include "smr-timing.h"
 
@@ -72,8 +74,9 @@ static sector_t smr_tm_mb(u32 mb)
 
 bool smr_tm_next(struct dm_arg_set *as)
 {
-	return as->argc && !strcasecmp(as->argv[0], "timing");
+	return smr_args_next_is(as, SMR_TM_GROUP);
 }
+EXPORT_SYMBOL_GPL(smr_tm_next);
 
 int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 		 struct smr_tm_params *p, char **error)
@@ -145,6 +148,7 @@ end:
 	}
 	return 0;
 }
+EXPORT_SYMBOL_GPL(smr_tm_parse);
 
 static enum hrtimer_restart smr_tm_act_fire(struct hrtimer *t);
 
@@ -200,6 +204,7 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 	tm->busy_until = ktime_get_ns();
 	return tm;
 }
+EXPORT_SYMBOL_GPL(smr_tm_create);
 
 void smr_tm_destroy(struct smr_tm *tm)
 {
@@ -214,6 +219,7 @@ void smr_tm_destroy(struct smr_tm *tm)
 	hrtimer_cancel(&tm->act);
 	kfree(tm);
 }
+EXPORT_SYMBOL_GPL(smr_tm_destroy);
 
 void smr_tm_emit(const struct smr_tm_params *p, char *result,
 		 unsigned int maxlen, unsigned int *psz)
@@ -228,6 +234,7 @@ void smr_tm_emit(const struct smr_tm_params *p, char *result,
 			DMEMIT(" %s %u", smr_tm_keys[i].name, p->v[i]);
 	*psz = sz;
 }
+EXPORT_SYMBOL_GPL(smr_tm_emit);
 
 /* @x of the span, in 2^-20. */
 static u64 smr_tm_frac(struct smr_tm *tm, sector_t x)
@@ -283,6 +290,7 @@ u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
 	spin_unlock_irqrestore(&tm->lock, flags);
 	return end;
 }
+EXPORT_SYMBOL_GPL(smr_tm_charge);
 
 /* The write cache: forget the segments destaged by @now. */
 static void smr_tm_wc_drain(struct smr_tm *tm, u64 now)
@@ -369,6 +377,7 @@ u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
 	spin_unlock_irqrestore(&tm->lock, flags);
 	return min(ack, end);
 }
+EXPORT_SYMBOL_GPL(smr_tm_charge_host);
 
 u64 smr_tm_flush_end(struct smr_tm *tm)
 {
@@ -382,6 +391,7 @@ u64 smr_tm_flush_end(struct smr_tm *tm)
 	spin_unlock_irqrestore(&tm->lock, flags);
 	return t;
 }
+EXPORT_SYMBOL_GPL(smr_tm_flush_end);
 
 u64 smr_tm_busy_until(struct smr_tm *tm)
 {
@@ -393,6 +403,7 @@ u64 smr_tm_busy_until(struct smr_tm *tm)
 	spin_unlock_irqrestore(&tm->lock, flags);
 	return t;
 }
+EXPORT_SYMBOL_GPL(smr_tm_busy_until);
 
 /* The backing finished @now, after the modelled @end. */
 static void smr_tm_late(struct smr_tm *tm, u64 now, u64 end)
@@ -469,6 +480,7 @@ bool smr_tm_defer(struct smr_tm *tm, struct smr_tm_bio *tb,
 		smr_tm_late(tm, now, end);
 	return false;
 }
+EXPORT_SYMBOL_GPL(smr_tm_defer);
 
 /*
  * Under tm->lock, the actuator idle: serve the next queued request. The
@@ -578,6 +590,7 @@ void smr_tm_host(struct smr_tm *tm, struct smr_tm_bio *tb, sector_t pos,
 		smr_tm_dispatch(tm, ktime_get_ns());
 	spin_unlock_irqrestore(&tm->lock, flags);
 }
+EXPORT_SYMBOL_GPL(smr_tm_host);
 
 void smr_tm_cancel(struct smr_tm *tm, struct smr_tm_bio *tb)
 {
@@ -592,6 +605,7 @@ void smr_tm_cancel(struct smr_tm *tm, struct smr_tm_bio *tb)
 	}
 	spin_unlock_irqrestore(&tm->lock, flags);
 }
+EXPORT_SYMBOL_GPL(smr_tm_cancel);
 
 void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
 		    struct bio *bio)
@@ -600,6 +614,7 @@ void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
 	if (!smr_tm_defer(tm, tb, smr_tm_fire))
 		bio_endio(bio);
 }
+EXPORT_SYMBOL_GPL(smr_tm_end_bio);
 
 static void smr_tm_clone_endio(struct bio *clone)
 {
@@ -633,6 +648,7 @@ void smr_tm_submit(struct smr_tm *tm, struct smr_tm_bio *tb, struct bio *bio,
 	clone->bi_end_io = smr_tm_clone_endio;
 	dm_submit_bio_remap(bio, clone);
 }
+EXPORT_SYMBOL_GPL(smr_tm_submit);
 
 void smr_tm_wait(struct smr_tm *tm, u64 end)
 {
@@ -654,6 +670,7 @@ void smr_tm_wait(struct smr_tm *tm, u64 end)
 		__wait_event_hrtimeout(tm->quiet_wait, READ_ONCE(tm->quiet),
 				       ns_to_ktime(end - now), TASK_IDLE);
 }
+EXPORT_SYMBOL_GPL(smr_tm_wait);
 
 void smr_tm_quiet_now(struct smr_tm *tm)
 {
@@ -664,6 +681,7 @@ void smr_tm_quiet_now(struct smr_tm *tm)
 	spin_unlock_irqrestore(&tm->lock, flags);
 	wake_up_all(&tm->quiet_wait);
 }
+EXPORT_SYMBOL_GPL(smr_tm_quiet_now);
 
 void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 {
@@ -733,11 +751,13 @@ void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 			tb->fn(&tb->timer);
 	}
 }
+EXPORT_SYMBOL_GPL(smr_tm_set_quiet);
 
 void smr_tm_wake(void *tm)
 {
 	smr_tm_set_quiet(tm, false);
 }
+EXPORT_SYMBOL_GPL(smr_tm_wake);
 
 void smr_tm_get_stats(struct smr_tm *tm, struct smr_tm_stats *st)
 {
@@ -747,6 +767,7 @@ void smr_tm_get_stats(struct smr_tm *tm, struct smr_tm_stats *st)
 	*st = tm->st;
 	spin_unlock_irqrestore(&tm->lock, flags);
 }
+EXPORT_SYMBOL_GPL(smr_tm_get_stats);
 
 void smr_tm_clear_stats(struct smr_tm *tm)
 {
@@ -756,3 +777,4 @@ void smr_tm_clear_stats(struct smr_tm *tm)
 	memset(&tm->st, 0, sizeof(tm->st));
 	spin_unlock_irqrestore(&tm->lock, flags);
 }
+EXPORT_SYMBOL_GPL(smr_tm_clear_stats);

@@ -192,6 +192,9 @@ static inline void smr_tm_bio_init(struct smr_tm_bio *tb)
 int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 		 struct smr_tm_params *p, char **error);
 
+/* The word that starts a timing group on a table line. */
+#define SMR_TM_GROUP "timing"
+
 /* Is @as's next word a timing group? */
 bool smr_tm_next(struct dm_arg_set *as);
 

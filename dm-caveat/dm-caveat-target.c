@@ -51,7 +51,7 @@ static const struct smr_opt_table cv_opt_table = {
 	.nr = ARRAY_SIZE(cv_opts),
 	.count_error = "Invalid number of optional arguments",
 	.unknown_error = "Unknown optional argument (block_size, unshingled, on_damaged_read, scramble, format, write_cache)",
-	.timing = true,
+	.group = SMR_TM_GROUP,
 };
 
 static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as,
@@ -150,6 +150,13 @@ static void cv_free(struct cv_target *sc)
 	kfree(sc);
 }
 
+/* A media fault fired: traced in this module's system (caveat:cv_fault). */
+static void cv_fault_traced(const char *dev, int kind, u64 sector, u32 nsect,
+			    bool write)
+{
+	trace_cv_fault(dev, kind, sector, nsect, write);
+}
+
 static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct smr_tm_params tp;
@@ -162,7 +169,7 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (IS_ERR(sc))
 		return PTR_ERR(sc);
 	sc->ti = ti;
-	ret = smr_faults_init(&sc->faults, ti, cv_map_bio);
+	ret = smr_faults_init(&sc->faults, ti, cv_map_bio, cv_fault_traced);
 	if (ret) {
 		ti->error = "Cannot allocate the media fault state";
 		goto bad;

@@ -61,8 +61,8 @@
  *                       damaging writes, replayed at load
  *   dm-caveat-wc.c      the write cache: the copies, the interval tree
  *                       reads and writes wait on, flushes' waits
- *   dm-caveat-common.c  common/ compiled in (shared with dm-smr)
  *   dm-caveat-nl.c      generic netlink events and dumps (dm-caveat-nl.h)
+ * Under it, the library module smr-common (common/, shared with dm-smr).
  * The on-disk format itself is in common/smr-ondisk.h.
  */
 #ifndef DM_CAVEAT_H

@@ -431,7 +431,7 @@ static const struct smr_opt_table smr_dm_opt_table = {
 	.nr = ARRAY_SIZE(smr_dm_opts),
 	.count_error = "Invalid number of optional arguments (at most 13)",
 	.unknown_error = "Unknown optional argument",
-	.timing = true,
+	.group = SMR_TM_GROUP,
 };
 
 static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,

@@ -56,7 +56,7 @@ static const struct smr_opt_table smr_hm_opt_table = {
 	.nr = ARRAY_SIZE(smr_hm_opts),
 	.count_error = "Invalid number of optional arguments (at most 11)",
 	.unknown_error = "Unknown optional argument",
-	.timing = true,
+	.group = SMR_TM_GROUP,
 };
 
 static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
@@ -191,6 +191,13 @@ static void smr_free(struct smr_target *sc)
 
 static int smr_map_bio(struct dm_target *ti, struct bio *bio);
 
+/* A media fault fired: traced in this module's system (smr:smr_fault). */
+static void smr_fault_traced(const char *dev, int kind, u64 sector,
+			     u32 nsect, bool write)
+{
+	trace_smr_fault(dev, kind, sector, nsect, write);
+}
+
 static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
@@ -212,7 +219,7 @@ static int smr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	strscpy(sc->label, dmname, sizeof(sc->label));
 	spin_lock_init(&sc->lock);
 	INIT_LIST_HEAD(&sc->table_node);
-	ret = smr_faults_init(&sc->faults, ti, smr_map_bio);
+	ret = smr_faults_init(&sc->faults, ti, smr_map_bio, smr_fault_traced);
 	if (ret) {
 		ti->error = "Cannot allocate the media fault state";
 		goto bad;

@@ -22,8 +22,9 @@
  *   dm-smr-dm.h        drive-managed: private types, shared prototypes
  *   dm-smr-power.c     what a power cut does to each mode's drive
  *   dm-smr-nl.c        generic netlink events and dumps
- *   dm-smr-common.c    common/ compiled in: metadata slots, arguments,
- *                      netlink events (shared with dm-caveat)
+ * Under it, the library module smr-common (common/, shared with
+ * dm-caveat): metadata slots, arguments, netlink events, the timing
+ * model, the claim, the power switch, media faults.
  *
  * On-disk formats: common/smr-ondisk.h. Kernel differences: compat/.
  */

@@ -23,7 +23,7 @@ RESULTS=${SMR_RESULTS:-/tmp/smr-demo}
 OUT=$RESULTS/campaign
 PLOT=$OUT/plots/01-randwrite-dm-throughput.png
 
-lsmod | grep -q '^dm_smr' || insmod "$ROOT/dm-smr/dm-smr.ko"
+"$ROOT/scripts/load-modules.sh" dm-smr || exit 1
 rm -rf "$OUT"
 
 echo

@@ -43,9 +43,9 @@ if command -v git > /dev/null && git ls-files --error-unmatch Kbuild > /dev/null
 		xargs -0 cp --parents -t "$src"
 else
 	cp -r --parents Kbuild Makefile dkms.conf compat/probe.sh compat/*.h \
-		compat/probes compat/golden common/*.[ch] dm-smr/*.[ch] dm-smr/Kbuild \
+		compat/probes compat/golden common/*.[ch] common/Kbuild dm-smr/*.[ch] dm-smr/Kbuild \
 		dm-smr/uapi dm-caveat/*.[ch] dm-caveat/Kbuild dm-caveat/uapi "$src"
-	rm -f "$src"/dm-smr/*.mod.c "$src"/dm-caveat/*.mod.c
+	rm -f "$src"/common/*.mod.c "$src"/dm-smr/*.mod.c "$src"/dm-caveat/*.mod.c
 fi
 rm -rf "$src/compat/generated"
 dkms add -m "$name" -v "$version" > /dev/null

@@ -13,6 +13,9 @@
 #    first in the kernel log; once the first is removed it is allowed;
 #  - two targets of one table over one backing device are refused (two
 #    host-managed targets mapped the same zones);
+#  - an smr drive and a caveat drive over one backing device are refused
+#    either way round (one claim registry, in the library module
+#    smr-common; each module kept its own before, and both were taken);
 #  - smrctl create refuses a backing device another dm device maps (the
 #    kernel does not: dm claims with one holder for all its devices).
 . "$(dirname "$0")/common.sh"
@@ -142,6 +145,18 @@ dm_refuse t_claim_hm3 "hm: two targets of one table on one backing device" \
 	"$(printf '0 %d smr %s host-managed %d\n%d %d smr %s host-managed %d' \
 		$HLEN "$hback" $ZS $HLEN $HLEN "$hback" $ZS)" \
 	"Two targets of one table cannot share a backing device"
+
+# ---------------------------------------- smr and caveat on one disk ---
+# The claim registry is the library's (common/smr-claim.c in smr-common),
+# one for both targets.
+check "smr then caveat: a host-managed drive" dm_create t_claim_x1 "$(hm_table $HLEN "$hback" $ZS format)"
+dm_refuse t_claim_x2 "smr then caveat: a caveat drive on its backing device" \
+	"0 $CLEN caveat $hback 16 4 1 format" "is in use by device t_claim_x1"
+check "smr then caveat: remove the smr drive" dm_remove t_claim_x1
+check "caveat then smr: a caveat drive" dm_create t_claim_x3 "$CTBL 1 format"
+dm_refuse t_claim_x4 "caveat then smr: a host-managed drive on its backing device" \
+	"$(hm_table $((ZS * 2)) "$cback" $ZS format)" "is in use by device t_claim_x3"
+check "caveat then smr: remove the caveat drive" dm_remove t_claim_x3
 
 # ------------------------------------------------ smrctl: a disk in use ---
 # dm lets a dm device map what another dm device maps (one holder for all

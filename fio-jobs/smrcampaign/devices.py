@@ -330,8 +330,8 @@ class DeviceSetup:
 
     def ensure_target(self, model):
         """Load the module of the model's target if dmsetup does not list
-        it: modprobe, else insmod the module built in this tree (as
-        tests/lib/guest-suite.sh does, dependencies first)."""
+        it: modprobe, else the modules built in this tree
+        (scripts/load-modules.sh: the library smr-common first)."""
         target, mod = ("caveat", "dm-caveat") if model == "caveat" else ("smr", "dm-smr")
 
         def have():
@@ -343,13 +343,10 @@ class DeviceSetup:
         if run_cmd(["modprobe", mod], "modprobe", check=False).returncode != 0:
             ko = os.path.join(ROOT, mod, mod + ".ko")
             if os.path.exists(ko):
-                deps = run_cmd(["modinfo", "-F", "depends", ko], "modinfo", check=False).stdout
-                for d in deps.strip().split(","):
-                    if d:
-                        run_cmd(["modprobe", d], "modprobe", check=False)
-                p = run_cmd(["insmod", ko], "insmod", check=False)
+                p = run_cmd([os.path.join(ROOT, "scripts", "load-modules.sh"), mod],
+                            "load-modules.sh", check=False)
                 if p.returncode != 0:
-                    raise RuntimeError("insmod %s: %s" % (ko, p.stderr.strip()))
+                    raise RuntimeError(p.stderr.strip())
                 self.say("loaded %s" % ko)
         if not have():
             raise RuntimeError("the %s target is not available: build and load %s "

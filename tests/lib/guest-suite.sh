@@ -55,19 +55,22 @@ mkdir -p "$SUITE_TMP" "$MNT_ROOT" "$RESULTS/tap" "$RESULTS/logs" "$STATE_ROOT"
 
 progress() { echo "smr-suite: $*"; }
 
-# The project's modules: insmod does not resolve dependencies, so modprobe
-# what modinfo says each one needs first.
+# The project's modules, the library (common/smr-common.ko) first: insmod
+# does not resolve dependencies, so modprobe what modinfo says each one
+# needs from the kernel first.
 load_modules() {
 	local m ko dep out
 	modprobe dm-mod 2>> "$SUITE_TMP/modules.err"
-	for m in dm-smr dm-caveat; do
-		ko=$ROOT/$m/$m.ko
+	for m in common/smr-common dm-smr/dm-smr dm-caveat/dm-caveat; do
+		ko=$ROOT/$m.ko
+		m=${m#*/}
 		[ -f "$ko" ] || { progress "module $m: not built"; continue; }
 		if lsmod | grep -q "^${m//-/_} "; then
 			progress "module $m: already loaded"
 			continue
 		fi
 		for dep in $(modinfo -F depends "$ko" 2>/dev/null | tr ',' ' '); do
+			[ "$dep" = smr-common ] && continue
 			modprobe "$dep" 2>> "$SUITE_TMP/modules.err"
 		done
 		if out=$(insmod "$ko" 2>&1); then

@@ -154,7 +154,7 @@ class InstallTest(unittest.TestCase):
         destdir = tempfile.mkdtemp(dir=self.tmp)
         kver = "0.0.0-smr-test"
         extra = os.path.join(destdir, "lib", "modules", kver, "extra")
-        ours = ["dm-smr/dm-smr.ko.xz", "dm-caveat/dm-caveat.ko"]
+        ours = ["common/smr-common.ko", "dm-smr/dm-smr.ko.xz", "dm-caveat/dm-caveat.ko"]
         for f in ours + ["other/other.ko"]:
             os.makedirs(os.path.dirname(os.path.join(extra, f)), exist_ok=True)
             open(os.path.join(extra, f), "w").close()
