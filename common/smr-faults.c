@@ -7,6 +7,11 @@
  * Part of the library module smr-common (common/Kbuild); each target
  * passes its own trace event for a fault that fired to smr_faults_init().
  *
+ * Why this file is long: the three kinds of fault each have an I/O path,
+ * a message parser and counters, which share the range and badblocks
+ * helpers here; the messages (from "messages" on) would split off as
+ * smr-faults-msg.c with those helpers in a header.
+ *
  * Kernel differences relied on (block/badblocks.c of 6.1.192, 6.12.117
  * and 7.x, read there):
  *  - badblocks_set()/badblocks_clear() return int, 0 on success, up to
@@ -133,16 +138,32 @@ int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
 	if (badblocks_init(&f->bb, 1))
 		return -ENOMEM;
 	f->bb_ready = true;
-	/*
-	 * Delayed bios are host I/O: the worker must run under memory
-	 * pressure. WQ_UNBOUND because nothing here wants a CPU: since
-	 * WQ_PERCPU appeared (7.x) __alloc_workqueue() warns when a caller
-	 * names neither, and WQ_UNBOUND means the same on every kernel.
-	 */
-	f->wq = alloc_workqueue("smr_fault_%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 1,
-				dm_table_device_name(ti->table));
-	if (!f->wq)
+	/* The delay's workqueue: made by the first delay message. */
+	return 0;
+}
+
+/*
+ * Under msg_lock: the workqueue that maps delayed bios when due, made
+ * once, by the first delay message, so a table no one delays has no
+ * worker thread of it (a rescuer each). Delayed bios are host I/O: the
+ * worker must run under memory pressure. WQ_UNBOUND because nothing here
+ * wants a CPU: since WQ_PERCPU appeared (7.x) __alloc_workqueue() warns
+ * when a caller names neither, and WQ_UNBOUND means the same on every
+ * kernel. No bio is delayed before it exists (dl_ms is set after it).
+ */
+static int smr_faults_make_wq(struct smr_faults *f)
+{
+	struct workqueue_struct *wq;
+
+	if (f->wq)
+		return 0;
+	wq = alloc_workqueue("smr_fault_%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 1,
+			     dm_table_device_name(f->ti->table));
+	if (!wq)
 		return -ENOMEM;
+	spin_lock_irq(&f->lock);
+	f->wq = wq;
+	spin_unlock_irq(&f->lock);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(smr_faults_init);
@@ -412,7 +433,9 @@ void smr_faults_presuspend(struct smr_faults *f)
 	spin_lock_irq(&f->lock);
 	f->draining = true;
 	spin_unlock_irq(&f->lock);
-	mod_delayed_work(f->wq, &f->dwork, 0);
+	/* No workqueue: no delay was ever set, so nothing is held. */
+	if (f->wq)
+		mod_delayed_work(f->wq, &f->dwork, 0);
 }
 EXPORT_SYMBOL_GPL(smr_faults_presuspend);
 
@@ -691,6 +714,11 @@ static int smr_delay_message(struct smr_faults *f, unsigned int argc,
 			spin_lock_irq(&f->lock);
 			f->held = held;
 			spin_unlock_irq(&f->lock);
+		}
+		if (smr_faults_make_wq(f)) {
+			DMERR("%s: delay: no memory for the worker that maps delayed I/O",
+			      smr_fault_dev(f));
+			return -ENOMEM;
 		}
 		spin_lock_irq(&f->lock);
 		f->dl = r;

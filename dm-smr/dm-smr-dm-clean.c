@@ -274,7 +274,7 @@ void smr_dm_park_work(struct work_struct *work)
 			msecs_to_jiffies(dm->clean_timeout_ms);
 
 		if (time_before(jiffies, t)) {
-			queue_delayed_work(sc->faults.wq, &dm->park_dwork,
+			queue_delayed_work(dm->park_wq, &dm->park_dwork,
 					   t - jiffies);
 			break;
 		}
@@ -286,7 +286,32 @@ void smr_dm_park_work(struct work_struct *work)
 		smr_dm_timed_out(sc, bio);
 }
 
+/* No workqueue: the timeout was never set, so no write waits on it. */
 void smr_dm_arm_park_timeout(struct smr_target *sc)
 {
-	mod_delayed_work(sc->faults.wq, &sc->dm->park_dwork, 0);
+	if (sc->dm->park_wq)
+		mod_delayed_work(sc->dm->park_wq, &sc->dm->park_dwork, 0);
+}
+
+/*
+ * The workqueue that fails writes parked too long, made once, in process
+ * context (the constructor, the clean_timeout message), before
+ * clean_timeout_ms is set non-zero. Its own: the worker and the cleaner
+ * may be what the parked writes wait behind. Failing them is I/O
+ * completion, so it must run under memory pressure (WQ_MEM_RECLAIM).
+ */
+int smr_dm_make_park_wq(struct smr_target *sc)
+{
+	struct workqueue_struct *wq;
+
+	if (sc->dm->park_wq)
+		return 0;
+	wq = alloc_workqueue("dm-smr-park-%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 1,
+			     dm_table_device_name(sc->ti->table));
+	if (!wq)
+		return -ENOMEM;
+	spin_lock_irq(&sc->lock);
+	sc->dm->park_wq = wq;
+	spin_unlock_irq(&sc->lock);
+	return 0;
 }

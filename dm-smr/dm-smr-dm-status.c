@@ -202,6 +202,10 @@ int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
 			      smr_dm_name(sc), SMR_DM_MAX_IDLE_MS, argv[1]);
 			return -EINVAL;
 		}
+		if (p && smr_dm_make_park_wq(sc)) {
+			DMERR("%s: clean_timeout: no memory for its worker", smr_dm_name(sc));
+			return -ENOMEM;
+		}
 		spin_lock_irq(&sc->lock);
 		dm->clean_timeout_ms = p;
 		dm->opt_mask |= SMR_DM_OPT_TIMEOUT;

@@ -185,7 +185,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		dm->fg_wanted = true;
 		spin_unlock_irq(&sc->lock);
 		if (arm)
-			queue_delayed_work(sc->faults.wq, &dm->park_dwork,
+			queue_delayed_work(dm->park_wq, &dm->park_dwork,
 					   msecs_to_jiffies(limit));
 		smr_dm_kick_cleaner(dm, 0);
 		return DM_MAPIO_SUBMITTED;
@@ -657,7 +657,8 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	dm->clean_wq = alloc_ordered_workqueue("dm-smr-clean-%s",
 					       WQ_MEM_RECLAIM,
 					       dm_table_device_name(ti->table));
-	if (!sc->wq || !dm->clean_wq) {
+	if (!sc->wq || !dm->clean_wq ||
+	    (dm->clean_timeout_ms && smr_dm_make_park_wq(sc))) {
 		ti->error = "Cannot allocate the workqueues";
 		return -ENOMEM;
 	}
@@ -695,6 +696,8 @@ void smr_dm_free(struct smr_target *sc)
 		destroy_workqueue(dm->clean_wq);
 	}
 	cancel_delayed_work_sync(&dm->park_dwork);
+	if (dm->park_wq)
+		destroy_workqueue(dm->park_wq);
 	/* After the cleaner, which charges it and drains this. */
 	smr_tm_destroy(sc->tm);
 	sc->tm = NULL;

@@ -154,6 +154,10 @@ struct smr_dm {
 	 */
 	u32 clean_timeout_ms;
 	struct delayed_work park_dwork;
+	/* Where park_dwork runs: made when clean_timeout_ms is first set
+	   non-zero (smr_dm_make_park_wq()), so a table without the timeout
+	   has no worker for it; set before clean_timeout_ms, under sc->lock. */
+	struct workqueue_struct *park_wq;
 	u8 policy;
 	bool seq_bypass;
 	unsigned int opt_mask;
@@ -372,6 +376,7 @@ int smr_dm_parse_policy(const char *s, u64 *v);
 void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay);
 void smr_dm_clean_work(struct work_struct *work);
 void smr_dm_arm_park_timeout(struct smr_target *sc);
+int smr_dm_make_park_wq(struct smr_target *sc);
 void smr_dm_timed_out(struct smr_target *sc, struct bio *bio);
 void smr_dm_park_work(struct work_struct *work);
 

@@ -84,12 +84,19 @@ fl_refuse() {
 	fi
 }
 
+# fl_fault_workers: how many fault workqueues exist, counted by their
+# rescuer threads ("smr_fault_<dev>"; "kworker/R-smr_f" from 6.10 on,
+# where rescuers took a prefix and the name is cut at 15 characters).
+fl_fault_workers() {
+	ps -e -o comm= | grep -c -e '^smr_fault_' -e '^kworker/R-smr_f'
+}
+
 # fl_suite DEV BLOCK: bad sectors, transient faults, delays and bad input
 # on DEV, around its blocks BLOCK..BLOCK+15 (rewritable in place). The
 # counters are asserted exactly: keep BLOCK away from where blkid looks
 # (udev probes the device after each writer closes it; 4 MiB is clear).
 fl_suite() {
-	local dev=$1 b=$2 cap f g p1 p2 i ms
+	local dev=$1 b=$2 cap f g p1 p2 i ms w
 	local S=$(( (b + 4) * 8 )) S8=$(( (b + 8) * 8 + 3 ))
 	cap=$(blockdev --getsz "$dev")
 	f=$T_WORK/fl-data-$RANDOM
@@ -172,7 +179,11 @@ fl_suite() {
 	assert_eq "a write there succeeds again" ok "$(fl_try fl_write "$dev" $((b + 4)) "$g")"
 
 	# --- delay ------------------------------------------------------------
+	# The worker that maps delayed I/O (a workqueue with a rescuer thread)
+	# is made by the first delay message, not by every table.
+	w=$(fl_fault_workers)
 	check "delay reads of one block 3 s" fl_msg "$dev" delay $S 8 3000 read
+	assert_eq "the first delay message made the device's fault worker" $((w + 1)) "$(fl_fault_workers)"
 	ms=$(fl_ms fl_read "$dev" $((b + 4)))
 	if [ "$ms" -ge 3000 ]; then ok "a read there took at least 3 s ($ms ms)"
 	else not_ok "a read there took at least 3 s" "$ms ms"; fi
