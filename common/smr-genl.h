@@ -55,20 +55,4 @@ int smr_genl_register_target(struct target_type *tt,
 void smr_genl_unregister_target(struct target_type *tt,
 				void (*family_exit)(void));
 
-/*
- * A module's init and exit when all they do is the above, as the kernel's
- * module_dm() (6.6 and later; 6.1 lacks it) does for plain targets.
- */
-#define module_smr_target(tt, family_init, family_exit)			\
-static int __init tt##_init(void)					\
-{									\
-	return smr_genl_register_target(&tt, family_init, family_exit);	\
-}									\
-module_init(tt##_init);							\
-static void __exit tt##_exit(void)					\
-{									\
-	smr_genl_unregister_target(&tt, family_exit);			\
-}									\
-module_exit(tt##_exit)
-
 #endif /* SMR_GENL_H */

@@ -14,6 +14,7 @@
 
 #include "smr-fault.h"
 #include "dm-caveat.h"
+#include "dm-caveat-test.h"
 #include "dm-caveat-trace.h"
 
 static void cv_defer(struct cv_target *sc, struct bio_list *list, struct bio *bio)
@@ -277,14 +278,6 @@ void cv_work(struct work_struct *work)
 }
 
 /*
- * Test only: fail this many of the next page allocations in map(), as
- * memory pressure would (tests/test_cv_04_writers.sh). 0: none.
- */
-static unsigned int fail_map_allocs;
-module_param(fail_map_allocs, uint, 0600);
-MODULE_PARM_DESC(fail_map_allocs, "test only: fail this many of the next page allocations in map()");
-
-/*
  * Add @need pages to the spares. From map() (@in_map) without waiting:
  * false if memory is short, and the worker maps the write instead. From
  * the worker with GFP_NOIO, which may reclaim but not loop forever: false
@@ -298,7 +291,7 @@ static bool cv_refill_spares(struct cv_target *sc, unsigned int need,
 		unsigned long p;
 
 		if (in_map)
-			p = smr_fault_take(&fail_map_allocs) ? 0 :
+			p = smr_fault_take(&cv_test.fail_map_allocs) ? 0 :
 				__get_free_page(GFP_NOWAIT | __GFP_NOWARN);
 		else
 			p = __get_free_page(GFP_NOIO | __GFP_NOWARN);

@@ -16,6 +16,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-caveat.h"
+#include "dm-caveat-test.h"
 
 #define CREATE_TRACE_POINTS
 #include "dm-caveat-trace.h"
@@ -418,7 +419,24 @@ static struct target_type cv_target_type = {
 	.io_hints = cv_io_hints,
 };
 
-module_smr_target(cv_target_type, cv_nl_init, cv_nl_exit);
+static int __init cv_init(void)
+{
+	int ret;
+
+	cv_test_hooks_init();
+	ret = smr_genl_register_target(&cv_target_type, cv_nl_init, cv_nl_exit);
+	if (ret)
+		cv_test_hooks_exit();
+	return ret;
+}
+module_init(cv_init);
+
+static void __exit cv_exit(void)
+{
+	smr_genl_unregister_target(&cv_target_type, cv_nl_exit);
+	cv_test_hooks_exit();
+}
+module_exit(cv_exit);
 
 MODULE_DESCRIPTION(DM_NAME " target emulating a Caveat Scriptor shingled disk");
 MODULE_LICENSE("GPL");

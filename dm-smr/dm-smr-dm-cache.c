@@ -21,6 +21,7 @@
 #include "smr-fault.h"
 
 #include "dm-smr-dm.h"
+#include "dm-smr-test.h"
 
 /* ------------------------------------------------------------------ */
 /* The cache index: per band, a sorted array of extents.               */
@@ -274,11 +275,6 @@ struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b)
 /* Cache slots.                                                        */
 /* ------------------------------------------------------------------ */
 
-/* The search's window; smaller only for tests (test_dm_01 section E). */
-static unsigned int slot_search_window = SMR_DM_ALLOC_WINDOW;
-module_param(slot_search_window, uint, 0600);
-MODULE_PARM_DESC(slot_search_window, "test only: cache slots a slot search looks at (256 to 1048576)");
-
 /* A free run of @n slots starting in [@from, @to): its start, or -1UL. */
 static unsigned long smr_slot_find(struct smr_dm *dm, u32 from, u32 to, u32 n)
 {
@@ -302,7 +298,7 @@ static unsigned long smr_slot_find(struct smr_dm *dm, u32 from, u32 to, u32 n)
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot)
 {
 	/* At least the largest write, or some could never be placed. */
-	u32 win = clamp_t(u32, READ_ONCE(slot_search_window),
+	u32 win = clamp_t(u32, READ_ONCE(smr_test.slot_search_window),
 			  SMR_DM_IO_SECTORS / SMR_BLOCK_SECTORS,
 			  SMR_DM_ALLOC_WINDOW);
 	u64 end;
@@ -383,22 +379,14 @@ void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n)
  * order; numbered at map time, the index and a reload could disagree.)
  * The loop is bounded by the largest write, SMR_DM_IO_SECTORS.
  */
-/*
- * Test only: add this to the sequence number of the next cache write
- * indexed, once, as a drive that has been written for years would have
- * it (tests/test_dm_08_policy.sh: cost-benefit's score past 2^64). 0: none.
- */
-static unsigned long long seq_jump;
-module_param(seq_jump, ullong, 0600);
-MODULE_PARM_DESC(seq_jump, "test only: add this to the next cache write's sequence number, once");
-
 static void smr_dm_index_slots(struct smr_target *sc, struct smr_dm_io *io)
 {
 	struct smr_dm *dm = sc->dm;
 	u32 i;
 
-	if (unlikely(READ_ONCE(seq_jump)))
-		dm->next_seq += xchg(&seq_jump, 0);
+	/* The test hook: a jump as years of writes would make (0: none). */
+	if (unlikely(READ_ONCE(smr_test.seq_jump)))
+		dm->next_seq += xchg(&smr_test.seq_jump, 0);
 	for (i = 0; i < io->nr; i++)
 		dm->slot_seq[io->slot + i] = dm->next_seq++;
 	bitmap_clear(dm->slot_inflight, io->slot, io->nr);
@@ -423,15 +411,6 @@ static bool smr_dm_index_inline(struct smr_band *b, struct smr_dm_io *io)
 		smr_ext_need(b, io->off, io->nr) <= b->cap_ext &&
 		smr_ext_moves(b, io->off) <= SMR_EXT_INLINE_MOVES;
 }
-
-/*
- * Test only: fail this many of the next extent array growths of a cache
- * write being indexed, as memory pressure would
- * (tests/test_dm_03_bad_input.sh). 0: none.
- */
-static unsigned int fail_ext_allocs;
-module_param(fail_ext_allocs, uint, 0600);
-MODULE_PARM_DESC(fail_ext_allocs, "test only: fail this many of the next cache index allocations");
 
 /* A cache write completed: index it, then end it (or after a commit). */
 void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
@@ -464,7 +443,7 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 		need = smr_ext_need(b, io->off, io->nr);
 		if (need <= b->cap_ext)
 			need = b->cap_ext;	/* the same size, rebuilt */
-		else if (unlikely(smr_fault_take(&fail_ext_allocs)))
+		else if (unlikely(smr_fault_take(&smr_test.fail_ext_allocs)))
 			need = U32_MAX;		/* the test's failed growth */
 		spin_unlock_irq(&sc->lock);
 		if (need == U32_MAX || smr_ext_rebuild(sc, b, need, io)) {

@@ -32,6 +32,7 @@
 #include <linux/sort.h>
 
 #include "dm-smr-dm.h"
+#include "dm-smr-test.h"
 #include "dm-smr-trace.h"
 
 /* ------------------------------------------------------------------ */
@@ -225,9 +226,9 @@ static int smr_dm_copy_back(struct smr_target *sc, u32 band, u64 *rd,
 
 /*
  * Free the slots of a cleaned band, walking its own slot list, at most
- * free_batch_slots slots per hold of sc->lock: a hot band can hold a
- * large part of the cache in superseded copies, and the lock is taken
- * with interrupts off. Between batches the list is stable: the band is
+ * smr_test.free_batch_slots slots (4096 but in tests) per hold of
+ * sc->lock: a hot band can hold a large part of the cache in superseded
+ * copies, and the lock is taken with interrupts off. Between batches the list is stable: the band is
  * still flagged SMR_BAND_CLEANING, so writes to it are held, and the
  * writes admitted before the flag have all completed (b->writers was 0),
  * so none of its slots is in flight and smr_slot_release() cannot run
@@ -235,16 +236,12 @@ static int smr_dm_copy_back(struct smr_target *sc, u32 band, u64 *rd,
  * aside and put back as the band's list at the end. Returns with
  * sc->lock held.
  */
-static unsigned int free_batch_slots = 4096;
-module_param(free_batch_slots, uint, 0600);
-MODULE_PARM_DESC(free_batch_slots, "test only: slots a cleaned band frees per hold of the device lock (1 to 4096)");
-
 static void smr_dm_free_band_slots(struct smr_target *sc, u32 band)
 	__acquires(&sc->lock)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_band *b = &dm->bands[band];
-	u32 batch = clamp_t(u32, READ_ONCE(free_batch_slots), 1, 4096);
+	u32 batch = clamp_t(u32, READ_ONCE(smr_test.free_batch_slots), 1, 4096);
 	u32 keep = SMR_SLOT_FREE, *tail = &keep;
 
 	spin_lock_irq(&sc->lock);

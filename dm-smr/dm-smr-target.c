@@ -27,6 +27,7 @@
 
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
+#include "dm-smr-test.h"
 
 #define CREATE_TRACE_POINTS
 #include "dm-smr-trace.h"
@@ -714,8 +715,14 @@ static struct target_type smr_target_type = {
 
 static int __init smr_init(void)
 {
-	return smr_genl_register_target(&smr_target_type, smr_nl_init,
-					smr_nl_exit);
+	int ret;
+
+	smr_test_hooks_init();
+	ret = smr_genl_register_target(&smr_target_type, smr_nl_init,
+				       smr_nl_exit);
+	if (ret)
+		smr_test_hooks_exit();
+	return ret;
 }
 module_init(smr_init);
 
@@ -728,6 +735,7 @@ static void __exit smr_exit(void)
 {
 	smr_genl_unregister_target(&smr_target_type, smr_nl_exit);
 	smr_zdev_wait_freed();
+	smr_test_hooks_exit();
 }
 module_exit(smr_exit);
 

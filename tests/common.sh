@@ -238,6 +238,20 @@ require_cmd() {
 	done
 }
 
+# test_hook MODULE NAME: the path of a module's test hook in debugfs
+# (/sys/kernel/debug/dm-smr/fail_ext_allocs, ...; dm-smr/dm-smr-test.h),
+# mounting debugfs first if it is not; fails, saying so, if the hook is
+# missing (callers: H=$(test_hook ...) || bail "...").
+test_hook() {
+	local d=/sys/kernel/debug
+	[ -d "$d/$1" ] || mountpoint -q "$d" || mount -t debugfs none "$d" 2> /dev/null
+	if [ ! -e "$d/$1/$2" ]; then
+		echo "no test hook $d/$1/$2 (debugfs, module $1)" >&2
+		return 1
+	fi
+	echo "$d/$1/$2"
+}
+
 # require_target NAME: skip if dm target NAME is not available and its
 # module was not built; FAIL if the module was built but did not load
 # (a broken module must not hide behind skips).

@@ -100,9 +100,9 @@ cmp -s <(dd if=/dev/mapper/cv04d bs=4096 skip=100 count=2 iflag=direct status=no
 # No memory in map(): a write that needs pages for the damage map (its
 # chunk's run of blocks split into a bitmap) is then mapped by the worker,
 # which may wait for memory, instead of looping in map(). The module's
-# test-only fail_map_allocs makes map()'s next N page allocations fail;
+# test hook fail_map_allocs makes map()'s next N page allocations fail;
 # the naive writer's damage must still match the model exactly.
-FAULT=/sys/module/dm_caveat/parameters/fail_map_allocs
+FAULT=$(test_hook dm-caveat fail_map_allocs) || bail "no test hook fail_map_allocs"
 b5=$(new_backing 32) || bail "no backing device"
 dm_create cv04e "0 $((4096 * 8)) caveat $b5 16 6" || bail "cannot create"
 echo 1000 > "$FAULT"

@@ -192,12 +192,12 @@ diag "C: $(dms_stats "$DC")"
 # ---- E: a slot search that sees only part of the cache ----------------------
 # The search for a write's free slots looks at 2^20 slots from where the
 # last one ended, so that it never walks a large cache with interrupts off
-# (dm-smr-dm-cache.c). The test-only slot_search_window makes that 256
+# (dm-smr-dm-cache.c). The test hook slot_search_window makes that 256
 # slots here (of 1024): writes of 4 to 64 KiB fragment the cache, a search
 # fails in its stretch while other stretches have room, the write waits
 # for a cleaning and the next search starts further on. Data must survive
 # it all, and a remove/create.
-WIN=/sys/module/dm_smr/parameters/slot_search_window
+WIN=$(test_hook dm-smr slot_search_window) || bail "no test hook slot_search_window"
 E=t_${TID}_e
 backE=$(new_backing $BACK_MB) || bail "no backing device"
 TE=(0 $LEN "$backE" $BAND cache_sectors $CACHE idle_ms 0 seq_bypass off)

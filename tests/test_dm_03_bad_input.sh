@@ -452,10 +452,10 @@ assert_data "S: after create, that write reads back" "$DS" "$s3" \
 # ---- no memory for the cache index -------------------------------------------
 # A cache write whose band's extent array must grow is indexed by the
 # worker, which allocates (GFP_NOIO). When that fails, as under memory
-# pressure (the module's test-only fail_ext_allocs makes the next N fail),
+# pressure (the module's test hook fail_ext_allocs makes the next N fail),
 # the write waits and is retried: its data is in the cache already, so it
 # must not fail.
-FAULT=/sys/module/dm_smr/parameters/fail_ext_allocs
+FAULT=$(test_hook dm-smr fail_ext_allocs) || bail "no test hook fail_ext_allocs"
 dms_expect "M: no errors since the create" "$DS" "errors == 0"
 echo 4 > "$FAULT"
 for band in 6 7 8 9; do

@@ -18,7 +18,7 @@
 # of each block. A load must index the newest copy of each block (the
 # rebuild resolves them per block, not by sorting every record), and a
 # cleaning must free them all (it frees a band's slots in batches, 64 at
-# a time here through the test-only free_batch_slots).
+# a time here through the test hook free_batch_slots).
 
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/dm.sh"
@@ -103,7 +103,7 @@ dms_create "$N" $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0 ||
 dms_expect "hot band: the load found every copy, and one live block each" "$D" \
 	"cache_used == $((HOTN * HOTR))" "cache_live == $HOTN" "dirty_bands == 1"
 assert_eq "hot band: blocks not holding their last write after the load" 0 "$(hotcheck)"
-BATCH=/sys/module/dm_smr/parameters/free_batch_slots
+BATCH=$(test_hook dm-smr free_batch_slots) || bail "no test hook free_batch_slots"
 batch0=$(cat $BATCH)
 echo 64 > $BATCH
 assert_eq "hot band: free_batch_slots set to 64" 64 "$(cat $BATCH)"

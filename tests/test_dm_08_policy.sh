@@ -91,11 +91,11 @@ run cost-benefit reload "1 4 6 2"
 
 # cost-benefit's score (slots x age) needs more than 64 bits on a drive
 # written long enough. Band 4 gets a write (seq 1), the sequence then
-# jumps by 2^63 (the module's test-only seq_jump), band 4 a second write
+# jumps by 2^63 (the module's test hook seq_jump), band 4 a second write
 # (seq 2^63 + 2) and band 1 eight (2^63 + 3 to 2^63 + 10). At now
 # 2^63 + 11, band 4 scores 2 x (2^63 + 10) = 2^64 + 20 and band 1 only
 # 8 x 8 = 64: band 4 first. (A score wrapped at 2^64 is 20: band 1 first.)
-JUMP=/sys/module/dm_smr/parameters/seq_jump
+JUMP=$(test_hook dm-smr seq_jump) || bail "no test hook seq_jump"
 desc="cost-benefit with scores past 2^64"
 if dms_create "$N" $LEN "$back" $BAND cache_sectors $CACHE idle_ms 0 \
 	seq_bypass off policy cost-benefit format &&
