@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 1800
 # SLOW: 1
-# LANE: 2
 #
 # fio's zoned conformance script (t/zbd/test-zbd-support, as test_fio_02
 # runs it) against the host-managed drive as a SCSI disk: /dev/sdX from
