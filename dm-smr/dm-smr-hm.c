@@ -347,9 +347,13 @@ static void smr_hm_write_seq(struct smr_target *sc, struct bio *bio, u32 zno,
 	sc->stats.write_sectors += nr;
 	spin_unlock_irq(&sc->lock);
 
-	/* A plain write; the commit worker flushes before acknowledging FUA. */
+	/*
+	 * A plain write (the commit worker flushes before acknowledging FUA)
+	 * with the clone's flags: bio_alloc_clone() dropped REQ_ALLOC_CACHE,
+	 * for which sc->bs has no per-cpu cache (put into one anyway: 7.3).
+	 */
 	io->clone.bi_opf = REQ_OP_WRITE |
-		(bio->bi_opf & ~(REQ_OP_MASK | REQ_FUA | REQ_PREFLUSH));
+		(io->clone.bi_opf & ~(REQ_OP_MASK | REQ_FUA | REQ_PREFLUSH));
 	trace_smr_hm_write(sc->label, zno, off, nr, append);
 	if (preflush) {
 		smr_hm_prep(io, smr_backing_sector(sc, zno, off),

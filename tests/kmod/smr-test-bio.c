@@ -47,6 +47,7 @@ struct tb_slot {
 	struct tb_run *run;
 	int idx;
 	struct page *page;
+	struct bio *bio;	/* held (bio_get) until put in task context */
 };
 
 static struct dentry *tb_dir;
@@ -105,8 +106,20 @@ static int tb_writes(struct block_device *bdev, sector_t sector,
 	atomic_set(&run->pending, count);
 	init_completion(&run->done);
 	for (i = 0; i < count; i++) {
-		struct bio *bio = bio_alloc(bdev, 1, REQ_OP_WRITE |
-					    (i ? 0 : flags), GFP_KERNEL);
+		/*
+		 * From the per-cpu bio cache (REQ_ALLOC_CACHE), as io_uring's
+		 * polled writes are and, from 7.x, every bio_alloc() from a
+		 * cached bio_set: a driver must not copy that flag into a
+		 * bio of its own bio_set (dm-smr-hm.c did; 7.3 panicked in
+		 * bio_put(), 6.1 warned). Held by a reference, so that the
+		 * last put runs here, in task context, as the cache needs.
+		 */
+		struct bio *bio = bio_alloc_bioset(bdev, 1, REQ_OP_WRITE |
+						   (i ? 0 : flags) | REQ_ALLOC_CACHE,
+						   GFP_KERNEL, &fs_bio_set);
+
+		bio_get(bio);
+		slots[i].bio = bio;
 
 		bio->bi_iter.bi_sector = sector + (sector_t)i * nr;
 		__bio_add_page(bio, slots[i].page, nr << SECTOR_SHIFT, 0);
@@ -127,9 +140,12 @@ static int tb_writes(struct block_device *bdev, sector_t sector,
 	tb_set_result(run->status, count);
 out:
 	if (slots)
-		for (i = 0; i < count; i++)
+		for (i = 0; i < count; i++) {
+			if (slots[i].bio)
+				bio_put(slots[i].bio);
 			if (slots[i].page)
 				__free_page(slots[i].page);
+		}
 	kfree(slots);
 	kfree(run);
 	return ret;
