@@ -40,6 +40,7 @@
 #include "smr-compat.h"
 #include "smr-faults.h"
 #include "smr-genl.h"
+#include "smr-lib.h"
 
 static const char *smr_fault_dev(struct smr_faults *f)
 {
@@ -139,31 +140,6 @@ int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
 		return -ENOMEM;
 	f->bb_ready = true;
 	/* The delay's workqueue: made by the first delay message. */
-	return 0;
-}
-
-/*
- * Under msg_lock: the workqueue that maps delayed bios when due, made
- * once, by the first delay message, so a table no one delays has no
- * worker thread of it (a rescuer each). Delayed bios are host I/O: the
- * worker must run under memory pressure. WQ_UNBOUND because nothing here
- * wants a CPU: since WQ_PERCPU appeared (7.x) __alloc_workqueue() warns
- * when a caller names neither, and WQ_UNBOUND means the same on every
- * kernel. No bio is delayed before it exists (dl_ms is set after it).
- */
-static int smr_faults_make_wq(struct smr_faults *f)
-{
-	struct workqueue_struct *wq;
-
-	if (f->wq)
-		return 0;
-	wq = alloc_workqueue("smr_fault_%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 1,
-			     dm_table_device_name(f->ti->table));
-	if (!wq)
-		return -ENOMEM;
-	spin_lock_irq(&f->lock);
-	f->wq = wq;
-	spin_unlock_irq(&f->lock);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(smr_faults_init);
@@ -715,7 +691,11 @@ static int smr_delay_message(struct smr_faults *f, unsigned int argc,
 			f->held = held;
 			spin_unlock_irq(&f->lock);
 		}
-		if (smr_faults_make_wq(f)) {
+		/*
+		 * The worker that maps delayed bios when due, made once,
+		 * before dl_ms lets any bio be delayed.
+		 */
+		if (smr_wq_once(&f->wq, &f->lock, "smr_fault_", f->ti)) {
 			DMERR("%s: delay: no memory for the worker that maps delayed I/O",
 			      smr_fault_dev(f));
 			return -ENOMEM;

@@ -11,6 +11,7 @@
 #include <linux/jiffies.h>
 #include <linux/sched.h>
 
+#include "smr-lib.h"
 #include "dm-smr-dm.h"
 #include "dm-smr-trace.h"
 
@@ -294,24 +295,12 @@ void smr_dm_arm_park_timeout(struct smr_target *sc)
 }
 
 /*
- * The workqueue that fails writes parked too long, made once, in process
- * context (the constructor, the clean_timeout message), before
- * clean_timeout_ms is set non-zero. Its own: the worker and the cleaner
- * may be what the parked writes wait behind. Failing them is I/O
- * completion, so it must run under memory pressure (WQ_MEM_RECLAIM).
+ * The workqueue that fails writes parked too long, made once (the
+ * constructor, the clean_timeout message), before clean_timeout_ms is set
+ * non-zero. Its own: the worker and the cleaner may be what the parked
+ * writes wait behind.
  */
 int smr_dm_make_park_wq(struct smr_target *sc)
 {
-	struct workqueue_struct *wq;
-
-	if (sc->dm->park_wq)
-		return 0;
-	wq = alloc_workqueue("dm-smr-park-%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 1,
-			     dm_table_device_name(sc->ti->table));
-	if (!wq)
-		return -ENOMEM;
-	spin_lock_irq(&sc->lock);
-	sc->dm->park_wq = wq;
-	spin_unlock_irq(&sc->lock);
-	return 0;
+	return smr_wq_once(&sc->dm->park_wq, &sc->lock, "dm-smr-park-", sc->ti);
 }
