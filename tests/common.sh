@@ -601,6 +601,14 @@ dmesg_find_errors() {
 	dmesg_drop_known "${1:-}" | grep -E -- "$SMR_DMESG_BAD"
 }
 
+# kmsg_mark [TAG]: write a unique marker line to the kernel log and print
+# it, for dmesg_since.
+kmsg_mark() {
+	local m="${1:-mark}-$BASHPID-$RANDOM$RANDOM"
+	echo "$m" > /dev/kmsg
+	echo "$m"
+}
+
 # dmesg_since MARK: the kernel log after the last line containing MARK
 # (the whole log if MARK is not found, e.g. the ring buffer wrapped).
 dmesg_since() {

@@ -19,15 +19,17 @@ LEN=$((8192 * 8))	# 32 MiB
 # kernel log says why (ti->error).
 n=0
 refused() {
-	local desc=$1 want=$2 table=$3 name log
+	local desc=$1 want=$2 table=$3 name log mark
 	n=$((n + 1)); name=cv02bad$n
+	mark=$(kmsg_mark cv02)
 	if echo "$table" | dmsetup create "$name" >/dev/null 2>&1; then
 		echo "$name" >> "$T_WORK/.dm-devices"
 		not_ok "refused: $desc" "table accepted: $table"
 		dmsetup remove "$name" >/dev/null 2>&1
 		return
 	fi
-	log=$(dmesg | grep -F "caveat: " | tail -n 3)
+	# The target's own lines and the library's (smr-common) both count.
+	log=$(dmesg_since "$mark" | tail -n 4)
 	if grep -qF -- "$want" <<< "$log"; then
 		ok "refused: $desc"
 	else
@@ -49,8 +51,9 @@ refused "capacity past the damage map's limit" "Device too large for the damage 
 	"0 $(( (1 << 42) + (1 << 15) )) caveat $backing 16 6 2 block_size 512"
 refused "optional count larger than the arguments" "Invalid number of optional arguments" \
 	"0 $LEN caveat $backing 16 6 3 block_size 4096"
+# The options take at most 10 words (four with a value, two flags).
 refused "optional count too large" "Invalid number of optional arguments" \
-	"0 $LEN caveat $backing 16 6 9 format format format format format format format format format"
+	"0 $LEN caveat $backing 16 6 11 $(printf 'format %.0s' {1..11})"
 refused "optional count junk" "Invalid number of optional arguments" \
 	"0 $LEN caveat $backing 16 6 x format"
 refused "extra argument after the options" "Too many arguments" \
@@ -92,9 +95,11 @@ fi
 # A blank start, a Linux md superblock 1.2 at 4 KiB: refused without format.
 dd if=/dev/zero of="$backing" bs=1M count=1 oflag=direct conv=notrunc status=none
 printf '\xfc\x4e\x2b\xa9' | dd of="$backing" bs=1 seek=4096 conv=fsync,notrunc status=none
+mark=$(kmsg_mark cv02md)
 refused "first 4 KiB zero, an md member further in, without format" \
 	"Backing device holds another format" "0 $LEN caveat $backing 16 6"
-if dmesg | grep -F "caveat: " | tail -n 3 | grep -qF "the backing device holds a Linux md (RAID) member"; then
+# The slot store in the library module (smr-common) names what it found.
+if dmesg_since "$mark" | grep -qF "the backing device holds a Linux md (RAID) member"; then
 	ok "the kernel log names the md member"
 else
 	not_ok "the kernel log names the md member" "$(dmesg | tail -n 3)"

@@ -229,11 +229,7 @@ dms_wait_state() {
 }
 
 # dms_kmsg_mark / dms_kmsg_since MARK: bracket kernel log lines.
-dms_kmsg_mark() {
-	local m="dm-mark-$BASHPID-$RANDOM$RANDOM"
-	echo "$m" > /dev/kmsg
-	echo "$m"
-}
+dms_kmsg_mark() { kmsg_mark dm-mark; }
 dms_kmsg_since() { dmesg_since "$1"; }
 
 # dms_exists NAME: does dm device NAME exist? (no exec)

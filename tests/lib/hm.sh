@@ -312,11 +312,7 @@ assert_write_fails() {
 
 # hm_kmsg_mark: write a unique marker to the kernel log and print it, for
 # hm_kmsg_since.
-hm_kmsg_mark() {
-	local m="hm-mark-$BASHPID-$RANDOM$RANDOM"
-	echo "$m" > /dev/kmsg
-	echo "$m"
-}
+hm_kmsg_mark() { kmsg_mark hm-mark; }
 
 # hm_kmsg_since MARK: kernel log lines after MARK.
 hm_kmsg_since() { dmesg_since "$1"; }
