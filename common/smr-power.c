@@ -4,7 +4,8 @@
  *
  * Part of the library module smr-common (common/Kbuild). The state is
  * read without the lock on the I/O path; it changes under the lock. The
- * cut callback runs once, under the lock, before the state says cut.
+ * cut's first half runs once, under the lock, before the state says
+ * cut; its second half (smr_power_cut_work()) on system_unbound_wq.
  */
 #include <linux/device-mapper.h>
 #include <linux/kernel.h>
@@ -12,6 +13,8 @@
 
 #include "smr-compat.h"
 #include "smr-power.h"
+#include "smr-slots.h"
+#include "smr-timing.h"
 
 static const char *const smr_power_states[] = {
 	[SMR_POWER_ON] = "on",
@@ -25,17 +28,43 @@ static const char *const smr_power_whats[] = {
 	[SMR_POWER_IOS] = "ios",
 };
 
+/*
+ * The cut's second half, in process context: the model ends what it holds
+ * (its timers end their bios now), and the drive fails what waits.
+ */
+static void smr_power_cut_work(struct work_struct *work)
+{
+	struct smr_power *p = container_of(work, struct smr_power, cut_work);
+
+	DMWARN("%s: power cut: writes since the last flush may be lost; I/O fails until the table is loaded again",
+	       p->name);
+	if (p->tm)
+		smr_tm_set_quiet(p->tm, true);
+	p->ops->cut_work(p->owner);
+}
+
 void smr_power_init(struct smr_power *p, const char *name,
-		    const struct smr_power_ops *ops, void *owner)
+		    const struct smr_power_ops *ops, void *owner,
+		    struct smr_slots *slots)
 {
 	p->name = name;
 	p->ops = ops;
 	p->owner = owner;
+	p->slots = slots;
+	p->tm = NULL;
 	spin_lock_init(&p->lock);
 	p->state = SMR_POWER_ON;
 	p->left = 0;
+	INIT_WORK(&p->cut_work, smr_power_cut_work);
 }
 EXPORT_SYMBOL_GPL(smr_power_init);
+
+void smr_power_exit(struct smr_power *p)
+{
+	if (p->ops)
+		flush_work(&p->cut_work);
+}
+EXPORT_SYMBOL_GPL(smr_power_exit);
 
 /* Does a command count as @what? */
 static bool smr_power_counts(u8 what, blk_opf_t opf, unsigned int size)
@@ -53,15 +82,21 @@ static bool smr_power_counts(u8 what, blk_opf_t opf, unsigned int size)
 }
 
 /*
- * Cut, under p->lock. The model's cut runs first, so that whoever sees
- * the state cut (the I/O path reads it without the lock) also sees
- * what the cut did: the commits halted, the timing model quiet.
+ * Cut, under p->lock. The cut's first half runs before the state changes,
+ * so that whoever sees the state cut (the I/O path reads it without the
+ * lock) also sees what the cut did: the commits halted, the timing model
+ * quiet.
  */
 static void smr_power_cut_locked(struct smr_power *p)
 {
 	if (p->state == SMR_POWER_CUT)
 		return;
-	p->ops->cut(p->owner);
+	smr_slots_halt(p->slots);
+	if (p->ops->halt)
+		p->ops->halt(p->owner);
+	if (p->tm)
+		smr_tm_quiet_now(p->tm);
+	queue_work(system_unbound_wq, &p->cut_work);
 	smp_wmb();	/* the cut's effects before the state */
 	WRITE_ONCE(p->state, SMR_POWER_CUT);
 	p->left = 0;
@@ -154,6 +189,7 @@ EXPORT_SYMBOL_GPL(smr_power_if_on);
 int smr_power_settle(struct smr_power *p)
 {
 	might_sleep();
+	flush_work(&p->cut_work);
 	return p->ops->settle(p->owner);
 }
 EXPORT_SYMBOL_GPL(smr_power_settle);

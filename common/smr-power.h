@@ -37,6 +37,7 @@
 #include <linux/prandom.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 enum smr_power_state {
 	SMR_POWER_ON,
@@ -50,21 +51,43 @@ enum smr_power_what {
 	SMR_POWER_IOS,
 };
 
+struct smr_slots;
+struct smr_tm;
+
+/*
+ * What a cut does, the same for every model (smr-power.c): under the
+ * switch's lock, in whatever context the cut comes from, the drive's
+ * metadata store is halted (smr_slots_halt(): nothing more is committed),
+ * ops->halt stops what else writes, and the timing model, if any, is made
+ * quiet at once (a bio waiting for modelled time is not held longer);
+ * then, in process context on a queue of the library's (the model's own
+ * worker may be the one waiting), the cut is logged, the model ends what
+ * it holds and ops->cut_work fails what waits. A settle waits for that
+ * work, then for ops->settle.
+ */
 struct smr_power_ops {
 	/*
-	 * The cut, once, under the switch's spinlock: any context, no
-	 * sleeping (it may come from the I/O path). The model stops its
-	 * commits and queues its clean-up.
+	 * Optional. Under the switch's spinlock: any context, no sleeping
+	 * (it may come from the I/O path). Stop writes to the medium the
+	 * metadata store does not make (a data cache's destages).
 	 */
-	void (*cut)(void *owner);
+	void (*halt)(void *owner);
 	/*
-	 * Process context, after a cut: wait, bounded, until the drive's
-	 * own work is done and nothing it issued before the cut is still in
-	 * flight to the backing device (a drive-managed table's host bios
-	 * are the dm core's: a suspend waits for them). 0, or -ETIMEDOUT.
+	 * Process context, once, after the cut: fail what waits (hand it to
+	 * the model's worker, which fails it). Must not wait for the cut
+	 * work itself.
+	 */
+	void (*cut_work)(void *owner);
+	/*
+	 * Process context, after a cut and its cut_work: wait, bounded,
+	 * until the drive's own work is done and nothing it issued before
+	 * the cut is still in flight to the backing device (a drive-managed
+	 * table's host bios are the dm core's: a suspend waits for them). 0,
+	 * or -ETIMEDOUT.
 	 */
 	int (*settle)(void *owner);
 };
+
 
 struct smr_power {
 	const char *name;		/* the drive, for log messages */
@@ -74,10 +97,25 @@ struct smr_power {
 	u8 state;			/* enum smr_power_state; read locklessly */
 	u8 what;			/* enum smr_power_what, when armed */
 	u64 left;			/* commands to pass before the cut */
+	struct smr_slots *slots;	/* halted at the cut */
+	struct smr_tm *tm;		/* quieted at the cut; NULL: none */
+	struct work_struct cut_work;	/* the part after the cut */
 };
 
+/*
+ * The switch, on, for the drive @owner whose metadata store is @slots.
+ * smr_power_set_model() names its timing model once it has one.
+ */
 void smr_power_init(struct smr_power *p, const char *name,
-		    const struct smr_power_ops *ops, void *owner);
+		    const struct smr_power_ops *ops, void *owner,
+		    struct smr_slots *slots);
+/* @tm: the drive's timing model, or NULL once it is gone. */
+static inline void smr_power_set_model(struct smr_power *p, struct smr_tm *tm)
+{
+	p->tm = tm;
+}
+/* Before the owner goes: the cut's work has run (it queues the model's). */
+void smr_power_exit(struct smr_power *p);
 
 static inline bool smr_power_is_cut(const struct smr_power *p)
 {
@@ -106,7 +144,8 @@ static inline bool smr_power_io(struct smr_power *p, blk_opf_t opf,
 
 /*
  * After a cut: wait, bounded, until the drive issues nothing more to its
- * backing device (ops->settle). 0, or -ETIMEDOUT. Process context.
+ * backing device (the cut's work, then ops->settle). 0, or -ETIMEDOUT.
+ * Process context.
  */
 int smr_power_settle(struct smr_power *p);
 

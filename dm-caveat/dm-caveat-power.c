@@ -17,26 +17,14 @@
 /* Longest a settle waits for the write cache's copies in flight. */
 #define CV_SETTLE_TIMEOUT	(30 * HZ)
 
-/* Any context (the I/O path's countdown): halt, quiet, queue the rest. */
-static void cv_power_cut(void *owner)
+/*
+ * After the library's steps (the store halted, the model quiet and what
+ * it held ended): the worker fails what waits for it.
+ */
+static void cv_cut_work(void *owner)
 {
 	struct cv_target *sc = owner;
 
-	smr_slots_halt(&sc->md);
-	if (sc->tm)
-		smr_tm_quiet_now(sc->tm);
-	queue_work(system_unbound_wq, &sc->cut_work);
-}
-
-/* The model ends what it holds; the worker fails what waits for it. */
-static void cv_cut_work(struct work_struct *work)
-{
-	struct cv_target *sc = container_of(work, struct cv_target, cut_work);
-
-	DMWARN("%s: power cut: writes since the last flush may be lost; I/O fails until the table is loaded again",
-	       sc->nl.name);
-	if (sc->tm)
-		smr_tm_set_quiet(sc->tm, true);
 	queue_work(sc->wq, &sc->work);
 }
 
@@ -50,27 +38,25 @@ static int cv_power_settle(void *owner)
 	struct cv_target *sc = owner;
 	int ret = 0;
 
-	flush_work(&sc->cut_work);
 	flush_workqueue(sc->wq);
-	if (!wait_event_timeout(sc->wc_wait, !atomic_read(&sc->wc_issued),
-				CV_SETTLE_TIMEOUT))
+	/* cv_wc_endio() touches nothing of sc after its last decrement. */
+	if (!wait_var_event_timeout(&sc->wc_issued,
+				    !atomic_read(&sc->wc_issued),
+				    CV_SETTLE_TIMEOUT))
 		ret = -ETIMEDOUT;
-	/* The last copy woke us under the lock (cv_wc_done()). */
-	spin_lock_irq(&sc->lock);
-	spin_unlock_irq(&sc->lock);
+	/* A commit under way finishes (none starts: the store is halted). */
 	mutex_lock(&sc->commit_mutex);
 	mutex_unlock(&sc->commit_mutex);
 	return ret;
 }
 
 static const struct smr_power_ops cv_power_ops = {
-	.cut = cv_power_cut,
+	.cut_work = cv_cut_work,
 	.settle = cv_power_settle,
 };
 
 /* The constructor: the switch is on. */
 void cv_power_setup(struct cv_target *sc)
 {
-	INIT_WORK(&sc->cut_work, cv_cut_work);
-	smr_power_init(&sc->power, sc->nl.name, &cv_power_ops, sc);
+	smr_power_init(&sc->power, sc->nl.name, &cv_power_ops, sc, &sc->md);
 }

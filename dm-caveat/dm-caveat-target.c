@@ -131,8 +131,7 @@ static void cv_free(struct cv_target *sc)
 	/* Nothing is in flight by now: no write waits for memory. */
 	cancel_delayed_work_sync(&sc->nomem_dwork);
 	/* A cut's work queues the worker: before the queue goes. */
-	if (sc->power.ops)
-		flush_work(&sc->cut_work);
+	smr_power_exit(&sc->power);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	bioset_exit(&sc->bs);
@@ -243,6 +242,7 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 			sc->tm = NULL;
 			goto bad;
 		}
+		smr_power_set_model(&sc->power, sc->tm);
 	}
 
 	ret = -ENOMEM;

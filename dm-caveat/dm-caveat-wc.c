@@ -221,18 +221,12 @@ static void cv_wc_endio(struct bio *copy)
 	struct cv_wc *wc = container_of(copy, struct cv_wc, bio);
 	struct cv_target *sc = wc->sc;
 
-	unsigned long flags;
-
 	cv_wc_done(sc, wc, copy->bi_status);
 	/*
-	 * Under the lock: cv_wc_drain() takes it once it has seen the count
-	 * reach 0, so suspend (and the destructor after it) cannot free sc
-	 * while this wake_up() is still running.
+	 * Last: wake_up_var() uses sc's address only as a key, so suspend
+	 * (and the destructor after it) may free sc once the count reads 0.
 	 */
-	spin_lock_irqsave(&sc->lock, flags);
-	if (atomic_dec_and_test(&sc->wc_issued))
-		wake_up(&sc->wc_wait);
-	spin_unlock_irqrestore(&sc->lock, flags);
+	atomic_dec_and_wake_up(&sc->wc_issued);
 }
 
 /*
@@ -299,10 +293,7 @@ bool cv_wc_take(struct cv_target *sc, struct bio *bio,
  */
 void cv_wc_drain(struct cv_target *sc)
 {
-	wait_event(sc->wc_wait, !atomic_read(&sc->wc_issued));
-	/* The last completion may still be in its wake_up(): let it leave. */
-	spin_lock_irq(&sc->lock);
-	spin_unlock_irq(&sc->lock);
+	wait_var_event(&sc->wc_issued, !atomic_read(&sc->wc_issued));
 }
 
 /*

@@ -242,8 +242,8 @@ struct cv_target {
 	struct work_struct work;
 	struct bio_set bs;
 	struct bio_set wc_bs;		/* the write cache's copies */
-	atomic_t wc_issued;		/* copies submitted and not completed */
-	wait_queue_head_t wc_wait;	/* ... for flushes and suspend */
+	atomic_t wc_issued;		/* copies submitted, not completed (wake_up_var) */
+	wait_queue_head_t wc_wait;	/* the cache empty (wc_nr 0) */
 	struct page *scramble_page;
 	/* The timing model (smr-timing.h); NULL when off. */
 	struct smr_tm *tm;
@@ -251,7 +251,6 @@ struct cv_target {
 	struct smr_faults faults;
 	/* The power switch (smr-power.h, dm-caveat-power.c). */
 	struct smr_power power;
-	struct work_struct cut_work;
 
 	struct cv_nl_dev nl;		/* dm-caveat-nl.c registry and events */
 };

@@ -45,19 +45,15 @@
 
 /*
  * End a host bio and drop it from the in-flight count. The last one wakes
- * smr_zdev_put() under sc->lock, which that function takes after its wait,
- * so the engine is not freed under a waker.
+ * whoever waits for none (smr_zdev_put(), the settle after a power cut)
+ * through wake_up_var(), which uses sc's address only as a key: the
+ * engine may be freed as soon as the count reads 0.
  */
 static void smr_hm_end(struct smr_target *sc, struct bio *bio, blk_status_t sts)
 {
-	unsigned long flags;
-
 	bio->bi_status = sts;
 	bio_endio(bio);
-	spin_lock_irqsave(&sc->lock, flags);
-	if (atomic_dec_and_test(&sc->inflight))
-		wake_up(&sc->inflight_wait);
-	spin_unlock_irqrestore(&sc->lock, flags);
+	atomic_dec_and_wake_up(&sc->inflight);
 }
 
 /* Hand a bio to the commit worker. */
@@ -483,7 +479,7 @@ static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
  * needs neither (docs/benchmarks.md, issue 32).
  *
  * It holds nothing of the engine once it returns, so it is not counted
- * in sc->inflight, and the settle after a power cut (smr_hm_settle())
+ * in sc->inflight, and the settle after a power cut (smr_power_settle())
  * does not wait for it: a read that found the power on may still reach
  * the backing device after the cut. That is the one thing a cut drive
  * still sends, and it changes nothing there, so what the next engine
@@ -752,7 +748,6 @@ int smr_hm_ctx_init(struct smr_target *sc)
 	bio_list_init(&sc->reset_all_bios);
 	bio_list_init(&sc->reset_wait);
 	atomic_set(&sc->inflight, 0);
-	init_waitqueue_head(&sc->inflight_wait);
 	INIT_WORK(&sc->commit_work, smr_hm_commit_work);
 	smr_hm_power_setup(sc);
 
@@ -784,8 +779,8 @@ int smr_hm_ctx_init(struct smr_target *sc)
 
 void smr_hm_ctx_exit(struct smr_target *sc)
 {
-	/* It queues the commit work: before the queue goes. */
-	flush_work(&sc->cut_work);
+	/* A cut's work queues the commit work: before the queue goes. */
+	smr_power_exit(&sc->power);
 	/*
 	 * Drained by the last commit, or dropped by a power cut; held I/O,
 	 * if any, would end through the worker: before the queue goes.

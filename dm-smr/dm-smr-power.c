@@ -25,112 +25,81 @@
  * never lost, and a block reads back either its old data or what a write
  * acknowledged (or in flight) since that flush wrote.
  *
- * The cut itself may come from the I/O path (an armed countdown), so it
- * only halts commits, makes the timing model quiet (a flush waiting for
- * its modelled destage wakes) and queues cut_work, on a queue of its own:
- * the mode's ordered worker may be the one waiting. That work ends what
- * the model holds (its timers end their bios now) and lets the worker
- * fail what waits. Completions after the cut fail too (dm-smr-hm.c,
- * dm-smr-dm.c).
+ * The library does the steps every model shares (common/smr-power.h):
+ * it halts the metadata store, makes the timing model quiet and, in
+ * process context, ends what the model holds. What is this driver's:
+ * the write cache sends nothing more (halt), the mode's worker fails what
+ * waits for it (cut_work), and the settle waits for what the mode has in
+ * flight. Completions after the cut fail too (dm-smr-hm.c, dm-smr-dm.c).
  */
 #include "dm-smr-dm.h"
 
 /* Longest a settle waits for I/O issued before the cut. */
 #define SMR_SETTLE_TIMEOUT	(30 * HZ)
 
-static void smr_power_cut_common(struct smr_target *sc)
+/* Either mode: what the write cache holds is lost; it sends nothing more. */
+static void smr_power_halt(void *owner)
 {
-	smr_slots_halt(&sc->md);
-	/* What the write cache holds is lost; it sends nothing more. */
+	struct smr_target *sc = owner;
+
 	if (sc->wc)
 		smr_wc_cut(sc->wc);
-	if (sc->tm)
-		smr_tm_quiet_now(sc->tm);
-	queue_work(system_unbound_wq, &sc->cut_work);
-}
-
-/* The model ends what it holds: nothing waits for modelled time. */
-static void smr_power_cut_begin(struct smr_target *sc)
-{
-	DMWARN("%s: power cut: writes since the last flush may be lost; I/O fails until the table is loaded again",
-	       sc->label);
-	if (sc->tm)
-		smr_tm_set_quiet(sc->tm, true);
 }
 
 /* ---------------------------------------------------------- host-managed */
 
-static void smr_hm_power_cut(void *owner)
-{
-	smr_power_cut_common(owner);
-}
-
 /* The commit worker fails what waits for it: its commit fails. */
-static void smr_hm_cut_work(struct work_struct *work)
+static void smr_hm_cut_work(void *owner)
 {
-	struct smr_target *sc = container_of(work, struct smr_target,
-					     cut_work);
+	struct smr_target *sc = owner;
 
-	smr_power_cut_begin(sc);
 	queue_work(sc->wq, &sc->commit_work);
 }
 
 /*
- * After a cut: the cut work has run, no host bio is in flight (each
- * holds its clone's backing I/O, and the deferred ones wait for the
- * worker, whose commit fails at once), and no commit is between its
- * batches. The backing device then holds what it keeps. Bounded by the
- * backing device's I/O in flight and SMR_SETTLE_TIMEOUT.
+ * After a cut: the cut work has run (smr_power_settle()), no host bio is
+ * in flight (each holds its clone's backing I/O, and the deferred ones
+ * wait for the worker, whose commit fails at once), and no commit is
+ * between its batches. The backing device then holds what it keeps.
+ * Bounded by the backing device's I/O in flight and SMR_SETTLE_TIMEOUT.
  */
-int smr_hm_settle(struct smr_target *sc)
+static int smr_hm_power_settle(void *owner)
 {
-	flush_work(&sc->cut_work);
-	if (!wait_event_timeout(sc->inflight_wait, !atomic_read(&sc->inflight),
-				SMR_SETTLE_TIMEOUT))
+	struct smr_target *sc = owner;
+
+	/* smr_hm_end() wakes this without touching sc after its decrement. */
+	if (!wait_var_event_timeout(&sc->inflight, !atomic_read(&sc->inflight),
+				    SMR_SETTLE_TIMEOUT))
 		return -ETIMEDOUT;
-	/* The last smr_hm_end() woke us under the lock: let it finish. */
-	spin_lock_irq(&sc->lock);
-	spin_unlock_irq(&sc->lock);
+	/* A commit under way finishes its batch (none starts: halted). */
 	mutex_lock(&sc->md.commit_lock);
 	mutex_unlock(&sc->md.commit_lock);
 	/* Destages the write cache sent before the cut. */
 	return sc->wc ? smr_wc_settle(sc->wc) : 0;
 }
 
-static int smr_hm_power_settle(void *owner)
-{
-	return smr_hm_settle(owner);
-}
-
 static const struct smr_power_ops smr_hm_power_ops = {
-	.cut = smr_hm_power_cut,
+	.halt = smr_power_halt,
+	.cut_work = smr_hm_cut_work,
 	.settle = smr_hm_power_settle,
 };
 
 /* The engine's switch, on (its creation). */
 void smr_hm_power_setup(struct smr_target *sc)
 {
-	INIT_WORK(&sc->cut_work, smr_hm_cut_work);
-	smr_power_init(&sc->power, sc->label, &smr_hm_power_ops, sc);
+	smr_power_init(&sc->power, sc->label, &smr_hm_power_ops, sc, &sc->md);
 }
 
 /* --------------------------------------------------------- drive-managed */
-
-static void smr_dm_power_cut(void *owner)
-{
-	smr_power_cut_common(owner);
-}
 
 /*
  * Writes waiting for the cache or for a cleaning go back to the worker,
  * which fails them (smr_dm_write()); the cleaner stops at its next step.
  */
-static void smr_dm_cut_work(struct work_struct *work)
+static void smr_dm_cut_work(void *owner)
 {
-	struct smr_target *sc = container_of(work, struct smr_target,
-					     cut_work);
+	struct smr_target *sc = owner;
 
-	smr_power_cut_begin(sc);
 	spin_lock_irq(&sc->lock);
 	smr_dm_release_parked(sc);
 	spin_unlock_irq(&sc->lock);
@@ -138,16 +107,15 @@ static void smr_dm_cut_work(struct work_struct *work)
 }
 
 /*
- * After a cut: the worker and the cleaner are done, and no commit is
- * between its batches. Host bios the dm core has in flight to the
- * backing device are its to wait for: a suspend does (the reload that
- * brings the power back suspends first).
+ * After a cut and its cut work: the worker and the cleaner are done, and
+ * no commit is between its batches. Host bios the dm core has in flight
+ * to the backing device are its to wait for: a suspend does (the reload
+ * that brings the power back suspends first).
  */
 static int smr_dm_power_settle(void *owner)
 {
 	struct smr_target *sc = owner;
 
-	flush_work(&sc->cut_work);
 	flush_workqueue(sc->wq);
 	flush_delayed_work(&sc->dm->clean_dwork);
 	flush_workqueue(sc->wq);
@@ -157,13 +125,13 @@ static int smr_dm_power_settle(void *owner)
 }
 
 static const struct smr_power_ops smr_dm_power_ops = {
-	.cut = smr_dm_power_cut,
+	.halt = smr_power_halt,
+	.cut_work = smr_dm_cut_work,
 	.settle = smr_dm_power_settle,
 };
 
 /* A drive-managed table's switch, on (its constructor). */
 void smr_dm_power_setup(struct smr_target *sc)
 {
-	INIT_WORK(&sc->cut_work, smr_dm_cut_work);
-	smr_power_init(&sc->power, sc->label, &smr_dm_power_ops, sc);
+	smr_power_init(&sc->power, sc->label, &smr_dm_power_ops, sc, &sc->md);
 }

@@ -173,8 +173,7 @@ static void smr_free(struct smr_target *sc)
 	 * A drive-managed table's cut work queues its worker, which uses
 	 * sc->dm: the cut work first, then the worker, then what it uses.
 	 */
-	if (sc->power.ops)
-		flush_work(&sc->cut_work);
+	smr_power_exit(&sc->power);
 	if (sc->wq)
 		flush_workqueue(sc->wq);
 	smr_dm_free(sc);
@@ -322,8 +321,7 @@ static void smr_dtr(struct dm_target *ti)
 	 */
 	smr_nl_unregister(sc);
 	/* A cut's work (drive-managed) queues the worker: it goes first. */
-	if (sc->power.ops)
-		flush_work(&sc->cut_work);
+	smr_power_exit(&sc->power);
 	if (sc->wq)
 		flush_workqueue(sc->wq);
 	/*

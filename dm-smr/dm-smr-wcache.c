@@ -471,10 +471,14 @@ void smr_wc_exit(struct smr_wc *wc)
 	cancel_delayed_work_sync(&wc->age_work);
 	queue_work(wc->wq, &wc->work);
 	flush_work(&wc->work);
+	/*
+	 * smr_wc_idle() reads under wc->lock, and every waker changes what
+	 * it reads and wakes within one hold of that lock: once it says
+	 * idle, the last waker has let go of wc (smr_wc_endio() gives its
+	 * bio back to wc->bs before it takes the lock, and frees only its
+	 * copy after).
+	 */
 	wait_event(wc->wait, smr_wc_idle(wc));
-	/* The last completion woke us under the lock: let it finish. */
-	spin_lock_irq(&wc->lock);
-	spin_unlock_irq(&wc->lock);
 	destroy_workqueue(wc->wq);
 	bioset_exit(&wc->bs);
 	smr_wc_pool_free(wc, true);

@@ -379,6 +379,7 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 			goto fail;
 		}
 		sc->tm = tm;
+		smr_power_set_model(&sc->power, tm);
 	}
 	/* The write cache: the engine's too, before anything is written. */
 	sc->wc_mib = tsc->wc_mib;
@@ -462,7 +463,7 @@ again:
 				continue;
 			zdev->tables++;
 			mutex_unlock(&smr_zdev_lock);
-			ret = smr_hm_settle(&zdev->zc);
+			ret = smr_power_settle(&zdev->zc.power);
 			if (!ret)
 				WRITE_ONCE(zdev->settled, true);
 			smr_zdev_put(zdev);
@@ -522,10 +523,8 @@ void smr_zdev_put(struct smr_zdev *zdev)
 	list_del(&zdev->node);
 
 	del_gendisk(zdev->disk);
-	wait_event(sc->inflight_wait, !atomic_read(&sc->inflight));
-	/* The last smr_hm_end() woke us under the lock: let it finish. */
-	spin_lock_irq(&sc->lock);
-	spin_unlock_irq(&sc->lock);
+	/* smr_hm_end() touches nothing of sc after its last decrement. */
+	wait_var_event(&sc->inflight, !atomic_read(&sc->inflight));
 	flush_workqueue(sc->wq);
 	/* After a power cut this commits nothing (smr_slots_halt()). */
 	smr_md_commit(sc);

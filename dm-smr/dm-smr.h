@@ -163,11 +163,9 @@ struct smr_target {
 	/*
 	 * The drive's power switch (smr-power.h): a drive-managed table's
 	 * own, or a host-managed engine's (smr_zones_of()); a host-managed
-	 * table's is unused. cut_work does what the cut cannot in the
-	 * context it may come from.
+	 * table's is unused.
 	 */
 	struct smr_power power;
-	struct work_struct cut_work;
 
 	/* Host-managed table: the engine (dm-smr-zdev.c). */
 	struct smr_zdev *zdev;
@@ -217,8 +215,7 @@ struct smr_target {
 	struct bio_list reset_all_bios;
 	struct bio_list reset_wait;	/* resets waiting for stale writes */
 	u32 stale_inflight;		/* writes submitted before a reset */
-	atomic_t inflight;		/* host bios not yet ended */
-	wait_queue_head_t inflight_wait;
+	atomic_t inflight;		/* host bios not yet ended (wake_up_var) */
 	struct workqueue_struct *wq;
 	struct work_struct commit_work;
 
@@ -384,7 +381,6 @@ int smr_wc_message(struct smr_target *sc, unsigned int argc, char **argv,
 
 /* Functions defined in dm-smr-power.c */
 void smr_hm_power_setup(struct smr_target *sc);
-int smr_hm_settle(struct smr_target *sc);
 void smr_dm_power_setup(struct smr_target *sc);
 int smr_hm_ctx_init(struct smr_target *sc);
 void smr_hm_ctx_exit(struct smr_target *sc);
