@@ -476,7 +476,7 @@ static void smr_hm_read(struct smr_target *sc, struct bio *bio, u32 zno,
  *
  * What it skips, per 4 KiB read: the engine's clone and a second pass
  * through the block layer (a bio time stamp, the split) for a bio that
- * needs neither (docs/benchmarks.md, issue 32).
+ * needs neither (docs/benchmarks-log.md, 2026-11-28).
  *
  * It holds nothing of the engine once it returns, so it is not counted
  * in sc->inflight, and the settle after a power cut (smr_power_settle())

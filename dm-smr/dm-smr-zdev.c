@@ -189,7 +189,8 @@ static const struct block_device_operations smr_zdev_fops = {
  * (remapped to the disk's sectors): the engine takes it here, without a
  * second trip through the block layer. That trip cost a bio time stamp
  * (under TCG an emulated clock read), the split, a queue reference, and
- * for a read the engine's clone; docs/benchmarks.md has the figures.
+ * for a read the engine's clone; docs/benchmarks-log.md (2026-11-28) has
+ * the figures.
  *
  * The dm core cuts bios at the target's max_io_len, the zone size, so
  * they are within one zone on every kernel; it does not cut them to the
