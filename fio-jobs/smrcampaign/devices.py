@@ -191,7 +191,7 @@ def holders(dev, mnt=None, proc="/proc"):
 
 def stacked_on(dev, sysfs="/sys"):
     """The block devices stacked on dev (a path), as smrctl create looks
-    for them (userspace/smr-util.c, bdev_holders()): the holders of the
+    for them (userspace/lib/smr-util.c, bdev_holders()): the holders of the
     device, of each of its partitions and, for a partition, of its whole
     disk: dm devices (LVM, LUKS, multipath, another drive) and md arrays.
     Each "dm-3 (vg-home) on sdb1". dm lets one dm device map what another

@@ -14,9 +14,18 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROFILES = sorted(f for f in os.listdir(os.path.join(ROOT, "userspace", "profiles"))
                   if f.endswith(".profile"))
+# The build's outputs, left out of the copy (the programs' folders have
+# the same names as their programs: only files are outputs).
+BUILT = {"smrd", "smrctl", "smr-scsi", "test-units", "test-scsi"}
 # What the caller's make or environment could carry into ours.
 SCRUB = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "CFLAGS", "CPPFLAGS",
          "LDFLAGS", "LDLIBS", "PREFIX", "DESTDIR", "SMRCTL_PROFILES", "KVER", "KDIR")
+
+
+def not_built(d, names):
+    """copytree's ignore: objects, .*.cmd files and built programs."""
+    return [n for n in names if n.endswith(".o") or (n.startswith(".") and n.endswith(".cmd"))
+            or (n in BUILT and os.path.isfile(os.path.join(d, n)))]
 
 
 def files_under(top):
@@ -34,10 +43,8 @@ class InstallTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="smr-install-test.")
-        built = shutil.ignore_patterns("*.o", "smrd", "smrctl", "smr-scsi", "test-units",
-                                       "test-scsi", ".*.cmd")
         shutil.copytree(os.path.join(ROOT, "userspace"), os.path.join(cls.tmp, "userspace"),
-                        ignore=built)
+                        ignore=not_built)
         for d in ("dm-smr/uapi", "dm-caveat/uapi"):
             shutil.copytree(os.path.join(ROOT, d), os.path.join(cls.tmp, d))
         shutil.copy(os.path.join(ROOT, "Makefile"), cls.tmp)

@@ -19,7 +19,7 @@ import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 SMRD = os.path.join(ROOT, 'userspace', 'smrd')
-NL_C = os.path.join(ROOT, 'userspace', 'smr-nl.c')
+NL_C = os.path.join(ROOT, 'userspace', 'lib', 'smr-nl.c')
 UNIT_IN = os.path.join(ROOT, 'userspace', 'smrd.service.in')
 RECORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
                        'smrd-records.jsonl')

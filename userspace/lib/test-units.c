@@ -2,7 +2,9 @@
 /*
  * Unit tests for smr-util.c (no kernel, no VM): sizes, table computation,
  * profile parsing, JSON output. TAP on stdout; exit 1 on any failure.
- *   ./test-units [PROFILE_DIR]   (default: profiles/ next to the binary)
+ *   lib/test-units PROFILE_DIR
+ * make check gives it the shipped profiles' directory: the profiles are
+ * smrctl's, and the library's code names no program's folder.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -604,24 +606,14 @@ static void test_holders(void)
 
 int main(int argc, char **argv)
 {
-	char dir[1024];
-
-	if (argc > 1) {
-		snprintf(dir, sizeof(dir), "%s", argv[1]);
-	} else {
-		char *slash;
-
-		snprintf(dir, sizeof(dir), "%s", argv[0]);
-		slash = strrchr(dir, '/');
-		if (slash)
-			snprintf(slash + 1, sizeof(dir) - (size_t)(slash + 1 - dir), "profiles");
-		else
-			snprintf(dir, sizeof(dir), "profiles");
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s PROFILE_DIR\n", argv[0]);
+		return 2;
 	}
 	printf("TAP version 13\n");
 	test_sizes();
 	test_tables();
-	test_profiles(dir);
+	test_profiles(argv[1]);
 	test_json();
 	test_holders();
 	return tap_done();
