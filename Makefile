@@ -138,7 +138,7 @@ libzbc-check:
 	scripts/setup-deps.sh
 	scripts/setup-libzbc.sh
 	$(MAKE) modules test-modules KVER=$(KVER)
-	$(MAKE) -C userspace smr-scsi
+	$(MAKE) -C userspace smr-scsi/smr-scsi
 	tests/vm-run --kernel $(KVER) --results tests/results/libzbc-$(KVER) tests/conformance/libzbc-scsi.sh
 
 # The modules the SCSI and array tests need that the debug kernels were

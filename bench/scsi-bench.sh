@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 1200
 # bench/scsi-bench.sh - the SCSI view's cost: the same device through its
-# dm node and as a SCSI disk (userspace/smr-scsi, docs/scsi.md), in one
-# run, SCSI_BENCH_ROUNDS rounds (2) taken in turn (bench/lib.sh: the
+# dm node and as a SCSI disk (userspace/smr-scsi/smr-scsi, docs/scsi.md), in
+# one run, SCSI_BENCH_ROUNDS rounds (2) taken in turn (bench/lib.sh: the
 # "dm-linear" column is the dm node here, "target" the SCSI disk).
 #
 # Runs in the test VM:
@@ -21,7 +21,7 @@
 _prep_test "the SCSI view against the dm device"
 require_cmd fio dmsetup blkzone
 require_target smr
-SCSI=$SMR_ROOT/userspace/smr-scsi
+SCSI=$SMR_ROOT/userspace/smr-scsi/smr-scsi
 [ -x "$SCSI" ] || bail "no $SCSI: make -C userspace"
 modprobe target_core_user 2>/dev/null && modprobe tcm_loop 2>/dev/null ||
 	skip_all "the kernel has no target_core_user or tcm_loop"

@@ -3,7 +3,7 @@
 # SMOKE: 1
 # TIMEOUT: 600
 #
-# The emulated drives as SCSI disks (userspace/smr-scsi: TCMU and
+# The emulated drives as SCSI disks (userspace/smr-scsi/smr-scsi: TCMU and
 # tcm_loop). A host-managed dm-smr device becomes a ZBC disk: the sd
 # driver sees it zoned with the dm device's zones, sg3_utils' zone
 # commands act on the dm device's zones, fio zonemode=zbd verifies its
@@ -20,7 +20,7 @@ _prep_test "scsi: emulated drives as SCSI disks through TCMU and tcm_loop"
 hm_prep
 require_cmd fio sg_inq sg_vpd sg_rep_zones sg_reset_wp sg_zone sg_raw sg_readcap mkfs.f2fs
 require_target caveat
-SCSI=$SMR_ROOT/userspace/smr-scsi
+SCSI=$SMR_ROOT/userspace/smr-scsi/smr-scsi
 [ -x "$SCSI" ] || bail "no $SCSI: make -C userspace"
 modprobe target_core_user 2>/dev/null && modprobe tcm_loop 2>/dev/null ||
 	skip_all "the kernel has no target_core_user or tcm_loop (CONFIG_TCM_USER2, CONFIG_LOOPBACK_TARGET)"

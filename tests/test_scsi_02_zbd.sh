@@ -28,7 +28,7 @@
 _prep_test "fio t/zbd/test-zbd-support on a host-managed drive as a SCSI disk"
 zbd_prep
 require_cmd sg_inq
-SCSI=$SMR_ROOT/userspace/smr-scsi
+SCSI=$SMR_ROOT/userspace/smr-scsi/smr-scsi
 [ -x "$SCSI" ] || bail "no $SCSI: make -C userspace"
 modprobe target_core_user 2>/dev/null && modprobe tcm_loop 2>/dev/null ||
 	skip_all "the kernel has no target_core_user or tcm_loop"

@@ -22,7 +22,7 @@ hm_prep
 LIBZBC=${SMR_LIBZBC_DIR:-/var/lib/dm-smr/libzbc}
 [ -x "$LIBZBC/test/zbc_test.sh" ] ||
 	skip_all "libzbc's test suite is not built in $LIBZBC (scripts/setup-libzbc.sh)"
-SCSI=$SMR_ROOT/userspace/smr-scsi
+SCSI=$SMR_ROOT/userspace/smr-scsi/smr-scsi
 [ -x "$SCSI" ] || bail "no $SCSI: make -C userspace"
 modprobe target_core_user 2>/dev/null && modprobe tcm_loop 2>/dev/null ||
 	skip_all "the kernel has no target_core_user or tcm_loop (CONFIG_TCM_USER2, CONFIG_LOOPBACK_TARGET)"
