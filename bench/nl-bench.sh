@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $((ROUNDS % 2)) = 0 ] || { echo "nl-bench: --rounds must be even" >&2; exit 2; }
-SMRD=$ROOT/userspace/smrd
+SMRD=$ROOT/userspace/smrd/smrd
 SMRCTL=$ROOT/userspace/smrctl
 [ -x "$SMRD" ] || { echo "nl-bench: build userspace first (make -C userspace)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/nl-bench.XXXXXX)

@@ -96,7 +96,7 @@ check "burst: job file as run has the bandwidth log options" grep -q '^log_unix_
 # The caveat run: damage recorded.
 check "damage: live data was damaged, reads failed and fio counted them" \
 	jq -e '.runs[1] | .live_damaged_blocks > 0 and .damaged_reads > 0 and .fio_errors > 0 and .fio_fatal == 0' "$S"
-if [ -x "$SMR_ROOT/userspace/smrd" ] && [ -x "$SMR_ROOT/userspace/smrctl" ]; then
+if [ -x "$SMR_ROOT/userspace/smrd/smrd" ] && [ -x "$SMR_ROOT/userspace/smrctl" ]; then
 	check "damage: created by smrctl" jq -e '.runs[1].created | startswith("smrctl:")' "$S"
 	check "damage: smrd's damage events recorded" jq -e '.runs[1].damage_events > 0' "$S"
 else

@@ -28,8 +28,12 @@ def find_tool(name, given=None):
     p = shutil.which(name)
     if p:
         return p
-    p = os.path.join(ROOT, "userspace", name)
-    return p if os.access(p, os.X_OK) else None
+    # Built in the source tree: in the program's folder (userspace/smrd/
+    # smrd); smrctl has not moved there yet (userspace/smrctl).
+    for p in (os.path.join(ROOT, "userspace", name, name), os.path.join(ROOT, "userspace", name)):
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
 
 
 def dm_table(model, dev_path, o):

@@ -6,7 +6,7 @@
 # check builds them), seen read-only in the guest.
 
 SMRCTL=$SMR_ROOT/userspace/smrctl
-SMRD=$SMR_ROOT/userspace/smrd
+SMRD=$SMR_ROOT/userspace/smrd/smrd
 SMRD_PID=
 
 # nl_prep: skip unless the tools and the binaries are there.

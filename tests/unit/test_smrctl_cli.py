@@ -16,7 +16,7 @@ import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 SMRCTL = os.path.join(ROOT, 'userspace', 'smrctl')
-SMRD = os.path.join(ROOT, 'userspace', 'smrd')
+SMRD = os.path.join(ROOT, 'userspace', 'smrd', 'smrd')
 COMPLETION = os.path.join(ROOT, 'userspace', 'smrctl.bash-completion')
 
 # Every command and its usage line's arguments (smrctl --help lists them).
@@ -269,7 +269,7 @@ class SmrctlHelpVersionTest(SmrctlCase):
         r = self.run_smrctl(*cv, '--cache', '5%')
         self.assertEqual(r.returncode, 0, r.stderr)
 
-    @unittest.skipUnless(os.access(SMRD, os.X_OK), 'userspace/smrd not built')
+    @unittest.skipUnless(os.access(SMRD, os.X_OK), 'userspace/smrd/smrd not built')
     def test_smrd_usage(self):
         r = run([SMRD, '--help'])
         self.assertEqual(r.returncode, 0)
@@ -451,7 +451,7 @@ class CompletionTest(SmrctlCase):
 @unittest.skipUnless(shutil.which('groff'), 'no groff')
 class ManPageTest(unittest.TestCase):
     def test_render_without_warnings(self):
-        for page in ('smrctl.8', 'smrd.8'):
+        for page in ('smrctl.8', 'smrd/smrd.8'):
             path = os.path.join(ROOT, 'userspace', page)
             r = run(['groff', '-man', '-ww', '-z', path])
             self.assertEqual((r.returncode, r.stderr), (0, ''), page)

@@ -18,9 +18,9 @@ import time
 import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
-SMRD = os.path.join(ROOT, 'userspace', 'smrd')
+SMRD = os.path.join(ROOT, 'userspace', 'smrd', 'smrd')
 NL_C = os.path.join(ROOT, 'userspace', 'lib', 'smr-nl.c')
-UNIT_IN = os.path.join(ROOT, 'userspace', 'smrd.service.in')
+UNIT_IN = os.path.join(ROOT, 'userspace', 'smrd', 'smrd.service.in')
 RECORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
                        'smrd-records.jsonl')
 
@@ -196,7 +196,7 @@ class CheckerCase(unittest.TestCase):
             self.assertIn(what, text)
 
 
-@unittest.skipUnless(os.access(SMRD, os.X_OK), 'userspace/smrd not built (make -C userspace)')
+@unittest.skipUnless(os.access(SMRD, os.X_OK), 'userspace/smrd/smrd not built (make -C userspace)')
 class RenderCase(unittest.TestCase):
     def render(self):
         p = subprocess.run([SMRD, '--render-metrics', RECORDS], capture_output=True,
@@ -269,7 +269,7 @@ class RenderCase(unittest.TestCase):
         dm0 = frozenset([('family', 'dm-smr'), ('device', 'dm0')])
         self.assertEqual(s[('smrd_commit_errors_total', dm0)], 1)
         self.assertEqual(s[('smrd_last_commit_errno', dm0)], 5)
-        src = read(os.path.join(ROOT, 'userspace', 'smrd.c'))
+        src = read(os.path.join(ROOT, 'userspace', 'smrd', 'smrd.c'))
         self.assertIn('rec_add_u64(&r, "commit_errors"', src)
 
     def test_metrics_only_for_their_model(self):
@@ -314,7 +314,7 @@ class RenderCase(unittest.TestCase):
         self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ''))
 
 
-@unittest.skipUnless(os.access(SMRD, os.X_OK), 'userspace/smrd not built (make -C userspace)')
+@unittest.skipUnless(os.access(SMRD, os.X_OK), 'userspace/smrd/smrd not built (make -C userspace)')
 class DaemonCase(unittest.TestCase):
     """smrd itself, which runs without the modules (it waits for them)."""
 
