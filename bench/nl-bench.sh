@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
 done
 [ $((ROUNDS % 2)) = 0 ] || { echo "nl-bench: --rounds must be even" >&2; exit 2; }
 SMRD=$ROOT/userspace/smrd/smrd
-SMRCTL=$ROOT/userspace/smrctl
+SMRCTL=$ROOT/userspace/smrctl/smrctl
 [ -x "$SMRD" ] || { echo "nl-bench: build userspace first (make -C userspace)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/nl-bench.XXXXXX)
 REPORT=$WORK/report.txt

@@ -6,7 +6,7 @@
 #   bench/run-tm            (boots the VM; or tests/vm-run bench/tm-bench.sh)
 # Prints "# bench:" lines; passes or fails on nothing but errors.
 #
-#  1. The conventional 7200 rpm profile (userspace/profiles/cmr-7k500:
+#  1. The conventional 7200 rpm profile (userspace/smrctl/profiles/cmr-7k500:
 #     a caveat device with DID 0) over a memory-backed null_blk, far
 #     faster than the modelled disk: sequential MB/s at the outer and
 #     inner edge and 4 KiB random-write IOPS (depth 4 and 1), each next
@@ -57,7 +57,7 @@ fio_terse() {
 kib2mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }'; }
 
 # ------------------------------------------------ 1. the CMR profile ---
-CMR=$(profile_keys "$SMR_ROOT/userspace/profiles/cmr-7k500.profile")
+CMR=$(profile_keys "$SMR_ROOT/userspace/smrctl/profiles/cmr-7k500.profile")
 CMRN=$(wc -w <<< "$CMR")
 nb=$(new_nullb 1024) || bail "no null_blk"
 S=$((960 * 2048))
@@ -112,7 +112,7 @@ say "  status after depth 4: model_busy_ms $(awk '{ print $14 }' <<< "$st") for 
 dm_remove tmb
 
 # ------------------------------------ 2. ST8000AS0002, drive-managed ---
-ST=$(profile_keys "$SMR_ROOT/userspace/profiles/st8000as0002.profile" drive_mb)
+ST=$(profile_keys "$SMR_ROOT/userspace/smrctl/profiles/st8000as0002.profile" drive_mb)
 STN=$(wc -w <<< "$ST")
 SIZE_MB=${TM_BENCH_MB:-2048}
 CACHE_MB=${TM_BENCH_CACHE_MB:-32}
@@ -150,8 +150,8 @@ say "  idle cleaning emptied the cache in $((t1 - t0)) s (wall, with idle_ms 100
 dm_remove tmb
 
 # ------------------------------------- 3. placement: two zone streams ---
-HC=$(profile_keys "$SMR_ROOT/userspace/profiles/hc620.profile")
-HCD="drive_mb $(profile_keys "$SMR_ROOT/userspace/profiles/hc620.profile" drive_mb | awk '{ for (i = 1; i < NF; i++) if ($i == "drive_mb") print $(i + 1) }')"
+HC=$(profile_keys "$SMR_ROOT/userspace/smrctl/profiles/hc620.profile")
+HCD="drive_mb $(profile_keys "$SMR_ROOT/userspace/smrctl/profiles/hc620.profile" drive_mb | awk '{ for (i = 1; i < NF; i++) if ($i == "drive_mb") print $(i + 1) }')"
 ZS=524288	# 256 MiB
 HL=$((3 * ZS))
 # The 1 GiB null_blk of section 1: a second one does not fit in the
@@ -185,7 +185,7 @@ done
 # depth 1, 4 and 32, in arrival order and with queue_depth 32; on the
 # device as the whole drive, and as a 1000 MB slice of the 500 GB drive
 # (the test area of the published figures).
-CMRD=$(profile_keys "$SMR_ROOT/userspace/profiles/cmr-7k500.profile" drive_mb)
+CMRD=$(profile_keys "$SMR_ROOT/userspace/smrctl/profiles/cmr-7k500.profile" drive_mb)
 SL=$((1000000000 / 512 / 8 * 8))
 say "4. cmr-7k500, 4 KiB random writes by fio depth, in arrival order (FIFO) and with queue_depth 32 (NCQ)"
 for where in "whole $S" "slice $SL"; do

@@ -3,7 +3,7 @@
 # TIMEOUT: 600
 # SLOW: 1
 # ICOUNT: 0
-# The calibration probe (smrctl calibrate, userspace/smr-calibrate) in a
+# The calibration probe (smrctl calibrate, userspace/smr-calibrate/) in a
 # closed loop: emulated drives whose timing this test sets, over a
 # RAM-backed null_blk, are probed, and what the probe recovers is held
 # against what was set, with the tolerances docs/timing.md states:
@@ -52,9 +52,9 @@ require_cmd python3 dmsetup blkzone dd blockdev
 require_target caveat
 require_target smr
 
-CAL=$SMR_ROOT/userspace/smr-calibrate
-SMRCTL=$SMR_ROOT/userspace/smrctl
-[ -x "$SMRCTL" ] || bail "userspace/smrctl is not built"
+CAL=$SMR_ROOT/userspace/smr-calibrate/smr-calibrate
+SMRCTL=$SMR_ROOT/userspace/smrctl/smrctl
+[ -x "$SMRCTL" ] || bail "userspace/smrctl/smrctl is not built"
 nb=$(new_nullb 700) || bail "no null_blk device"
 S=$((576 * 2048))
 
@@ -181,7 +181,7 @@ check "remove it" dm_remove cal01
 # 0.12 % of the drive's. What it must find is that slice: the outer rate
 # at both ends, and seeks of the drive's curve at that fraction (the fit
 # over the device's own distances has the same shape, scaled).
-PR=$SMR_ROOT/userspace/profiles/cmr-7k500.profile
+PR=$SMR_ROOT/userspace/smrctl/profiles/cmr-7k500.profile
 check "smrctl create --profile cmr-7k500 (576 MiB at the outer edge of its 500 GB)" \
 	"$SMRCTL" create cal01 --profile cmr-7k500 --dev "$nb" --size 576M --format
 [ -b /dev/mapper/cal01 ] && echo cal01 >> "$T_WORK/.dm-devices"

@@ -59,7 +59,7 @@ SIZE = 32M
 IOSIZE = 2M
 INI
 
-[ -x "$SMR_ROOT/userspace/smrctl" ] || { sed -i 's/via = smrctl/via = dmsetup/' "$M"; diag "smrctl not built: both devices via dmsetup"; }
+[ -x "$SMR_ROOT/userspace/smrctl/smrctl" ] || { sed -i 's/via = smrctl/via = dmsetup/' "$M"; diag "smrctl not built: both devices via dmsetup"; }
 
 # The runner's output goes to the kept state directory as it comes, so
 # that a run killed by the timeout still shows where it was.
@@ -96,7 +96,7 @@ check "burst: job file as run has the bandwidth log options" grep -q '^log_unix_
 # The caveat run: damage recorded.
 check "damage: live data was damaged, reads failed and fio counted them" \
 	jq -e '.runs[1] | .live_damaged_blocks > 0 and .damaged_reads > 0 and .fio_errors > 0 and .fio_fatal == 0' "$S"
-if [ -x "$SMR_ROOT/userspace/smrd/smrd" ] && [ -x "$SMR_ROOT/userspace/smrctl" ]; then
+if [ -x "$SMR_ROOT/userspace/smrd/smrd" ] && [ -x "$SMR_ROOT/userspace/smrctl/smrctl" ]; then
 	check "damage: created by smrctl" jq -e '.runs[1].created | startswith("smrctl:")' "$S"
 	check "damage: smrd's damage events recorded" jq -e '.runs[1].damage_events > 0' "$S"
 else

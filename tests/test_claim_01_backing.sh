@@ -162,7 +162,7 @@ check "caveat then smr: remove the caveat drive" dm_remove t_claim_x3
 # dm lets a dm device map what another dm device maps (one holder for all
 # of dm): the kernel takes the table without a word. smrctl looks at the
 # backing device's holders first, and refuses it, naming them.
-SMRCTL=$SMR_ROOT/userspace/smrctl
+SMRCTL=$SMR_ROOT/userspace/smrctl/smrctl
 if [ -x "$SMRCTL" ]; then
 	uback=$(new_backing 40) || bail "no backing device"
 	ub=$(readlink -f "$uback")
@@ -183,7 +183,7 @@ if [ -x "$SMRCTL" ]; then
 	echo t_claim_u >> "$T_WORK/.dm-devices"
 	check "remove it" "$SMRCTL" remove t_claim_u
 else
-	skip "smrctl: a disk in use" "userspace/smrctl is not built"
+	skip "smrctl: a disk in use" "userspace/smrctl/smrctl is not built"
 fi
 
 dmesg_check

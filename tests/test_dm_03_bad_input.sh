@@ -396,7 +396,7 @@ check "S: write 12 KiB, no flush" dd if="$s2" of="$DS" bs=12288 oflag=direct,see
 	seek=$((5 * BAND * 512 + 40960)) conv=notrunc status=none
 dms_expect "S: both writes in the cache" "$DS" "cache_live == 5" "errors == 0"
 check "S: the metadata area fails" backing_reload "$sb" "$s_err_md"
-SMRCTL=$SMR_ROOT/userspace/smrctl
+SMRCTL=$SMR_ROOT/userspace/smrctl/smrctl
 "$SMRCTL" watch --json > "$T_WORK/s-events" 2>&1 &
 watch_pid=$!
 sleep 1				# subscribed

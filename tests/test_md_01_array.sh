@@ -96,7 +96,7 @@ devices = r5busy
 file = md-foreground.fio
 RUNTIME = 8
 INI
-[ -x "$SMR_ROOT/userspace/smrctl" ] || bail "userspace/smrctl is not built (make -C userspace)"
+[ -x "$SMR_ROOT/userspace/smrctl/smrctl" ] || bail "userspace/smrctl/smrctl is not built (make -C userspace)"
 run_campaign r5 "$T_WORK/r5.ini"
 S=$T_WORK/r5/summary.json
 assert_eq "r5: three runs" 3 "$(jq '.runs | length' "$S")"

@@ -39,7 +39,7 @@ def parser():
                    "[::1]:8765): "
                    "devices must be model file or existing there")
     p.add_argument("--smrctl", metavar="PATH",
-                   help="create/remove/wait-clean with smrctl (default: PATH, then userspace/smrctl)")
+                   help="create/remove/wait-clean with smrctl (default: PATH, then userspace/smrctl/smrctl)")
     p.add_argument("--force-backing", action="store_true",
                    help="use a backing device although a dm or md device is stacked on it "
                         "(an LVM volume, a LUKS container, another drive): refused otherwise")

@@ -28,12 +28,9 @@ def find_tool(name, given=None):
     p = shutil.which(name)
     if p:
         return p
-    # Built in the source tree: in the program's folder (userspace/smrd/
-    # smrd); smrctl has not moved there yet (userspace/smrctl).
-    for p in (os.path.join(ROOT, "userspace", name, name), os.path.join(ROOT, "userspace", name)):
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            return p
-    return None
+    # Built in the source tree: in the program's folder (userspace/smrd/smrd)
+    p = os.path.join(ROOT, "userspace", name, name)
+    return p if os.path.isfile(p) and os.access(p, os.X_OK) else None
 
 
 def dm_table(model, dev_path, o):

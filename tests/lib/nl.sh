@@ -5,7 +5,7 @@
 # The binaries are the host's userspace/ build (make -C userspace; make
 # check builds them), seen read-only in the guest.
 
-SMRCTL=$SMR_ROOT/userspace/smrctl
+SMRCTL=$SMR_ROOT/userspace/smrctl/smrctl
 SMRD=$SMR_ROOT/userspace/smrd/smrd
 SMRD_PID=
 

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""userspace/smr-calibrate against simulated drives: the timing model's own
-arithmetic (tests/lib/tm_model.py) answers its reads, so what the probe
-recovers can be held against what was set. The VM test (test_cal_01) does
-the same against the kernel's model; these cover the fitting, the
-rotation rule, the profile's bounds and the refusals without a VM."""
+"""smr-calibrate (userspace/smr-calibrate/) against simulated drives: the
+timing model's own arithmetic (tests/lib/tm_model.py) answers its reads,
+so what the probe recovers can be held against what was set. The VM
+test (test_cal_01) does the same against the kernel's model; these cover
+the fitting, the rotation rule, the profile's bounds and the refusals
+without a VM."""
 import importlib.machinery
 import importlib.util
 import os
@@ -17,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import tm_model  # noqa: E402
 
-TOOL = os.path.join(ROOT, "userspace", "smr-calibrate")
+TOOL = os.path.join(ROOT, "userspace", "smr-calibrate", "smr-calibrate")
 _loader = importlib.machinery.SourceFileLoader("smr_calibrate", TOOL)
 _spec = importlib.util.spec_from_loader("smr_calibrate", _loader)
 cal = importlib.util.module_from_spec(_spec)

@@ -206,7 +206,7 @@ class OnDamagedReadTest(unittest.TestCase):
         self.assertIn("on_damaged_read", matrix.DEVICE_KEYS)
 
     def test_cmr_profile_reads_zeros(self):
-        with open(os.path.join(ROOT, "userspace", "profiles", "cmr-7k500.profile")) as f:
+        with open(os.path.join(ROOT, "userspace", "smrctl", "profiles", "cmr-7k500.profile")) as f:
             keys = dict((k.strip(), v.split("#")[0].strip()) for k, v in
                         (line.split("=", 1) for line in f
                          if "=" in line and not line.lstrip().startswith("#")))

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROFILES = sorted(f for f in os.listdir(os.path.join(ROOT, "userspace", "profiles"))
+PROFILES = sorted(f for f in os.listdir(os.path.join(ROOT, "userspace", "smrctl", "profiles"))
                   if f.endswith(".profile"))
 # The build's outputs, left out of the copy (the programs' folders have
 # the same names as their programs: only files are outputs).
@@ -62,7 +62,7 @@ class InstallTest(unittest.TestCase):
         return r.stdout
 
     def completion(self, present):
-        path = os.path.join(self.src, "smrctl.bash-completion")
+        path = os.path.join(self.src, "smrctl", "smrctl.bash-completion")
         if present and not os.path.exists(path):
             with open(path, "w") as f:
                 f.write("complete -W 'create status profiles' smrctl\n")
@@ -134,7 +134,7 @@ class InstallTest(unittest.TestCase):
 
     def test_in_tree_profiles(self):
         self.make("smrctl")
-        r = subprocess.run([os.path.join(self.src, "smrctl"), "profiles"],
+        r = subprocess.run([os.path.join(self.src, "smrctl", "smrctl"), "profiles"],
                            capture_output=True, text=True, env=self.env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("st8000as0002", r.stdout)

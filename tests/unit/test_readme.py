@@ -35,7 +35,7 @@ class DocsMatchCodeTest(unittest.TestCase):
     def test_every_shipped_profile_in_the_table(self):
         with open(os.path.join(ROOT, "docs", "smrd.rst")) as f:
             doc = f.read()
-        for p in os.listdir(os.path.join(ROOT, "userspace", "profiles")):
+        for p in os.listdir(os.path.join(ROOT, "userspace", "smrctl", "profiles")):
             if p.endswith(".profile"):
                 self.assertRegex(doc, r"(?m)^``%s``\s" % re.escape(p[:-len(".profile")]), p)
 

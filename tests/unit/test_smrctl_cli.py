@@ -15,9 +15,9 @@ import tempfile
 import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
-SMRCTL = os.path.join(ROOT, 'userspace', 'smrctl')
+SMRCTL = os.path.join(ROOT, 'userspace', 'smrctl', 'smrctl')
 SMRD = os.path.join(ROOT, 'userspace', 'smrd', 'smrd')
-COMPLETION = os.path.join(ROOT, 'userspace', 'smrctl.bash-completion')
+COMPLETION = os.path.join(ROOT, 'userspace', 'smrctl', 'smrctl.bash-completion')
 
 # Every command and its usage line's arguments (smrctl --help lists them).
 COMMANDS = ['create', 'remove', 'status', 'watch', 'wait-clean', 'clean', 'policy',
@@ -49,7 +49,7 @@ def dm_unreachable_message(e):
             % os.strerror(e))
 
 
-@unittest.skipUnless(os.access(SMRCTL, os.X_OK), 'userspace/smrctl not built (make -C userspace)')
+@unittest.skipUnless(os.access(SMRCTL, os.X_OK), 'userspace/smrctl/smrctl not built (make -C userspace)')
 class SmrctlCase(unittest.TestCase):
     def run_smrctl(self, *args, **kw):
         return run([SMRCTL] + list(args), **kw)
@@ -291,12 +291,12 @@ class SmrctlExitStatusTest(SmrctlCase):
     """smrctl(8) EXIT STATUS: 0 success, 1 error, 2 usage."""
 
     def test_man_page_and_code_agree(self):
-        with open(os.path.join(ROOT, 'userspace', 'smrctl.8')) as f:
+        with open(os.path.join(ROOT, 'userspace', 'smrctl', 'smrctl.8')) as f:
             man = f.read()
         sect = man.split('.SH EXIT STATUS', 1)[1].split('\n.SH', 1)[0]
         for code in ('0', '1', '2'):
             self.assertRegex(sect, r'(?m)^\.IP %s\b|^\.TP\n\.B %s\b' % (code, code))
-        with open(os.path.join(ROOT, 'userspace', 'smrctl.c')) as f:
+        with open(os.path.join(ROOT, 'userspace', 'smrctl', 'smrctl.c')) as f:
             self.assertIn('#define EXIT_USAGE 2', f.read())
 
     def test_codes(self):
@@ -366,6 +366,30 @@ class SmrctlJsonTest(SmrctlCase):
         self.assertEqual([p['name'] for p in docs], [line.split()[0] for line in text if line])
         for p in docs:
             self.assertIn(p['model'], ('drive-managed', 'host-managed', 'caveat'))
+
+
+class SmrctlCalibrateTest(SmrctlCase):
+    """smrctl calibrate runs the probe, smr-calibrate: beside smrctl (as
+    installed), in its folder beside smrctl's (the source tree), or on
+    PATH."""
+
+    def test_source_tree_probe_found(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        disk = os.path.join(d, 'no-such-disk')
+        r = self.run_smrctl('calibrate', disk, env=dict(os.environ, PATH='/usr/bin:/bin'))
+        # The probe's own answer: smrctl found it.
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn('smr-calibrate: %s: ' % disk, r.stderr)
+
+    def test_no_probe_named(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copy(SMRCTL, d)
+        r = run([os.path.join(d, 'smrctl'), 'calibrate', os.path.join(d, 'no-such-disk')],
+                env=dict(os.environ, PATH='/usr/bin:/bin'))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn('smr-calibrate is neither beside smrctl nor in PATH', r.stderr)
 
 
 class SmrctlEventsAliasTest(SmrctlCase):
@@ -451,7 +475,7 @@ class CompletionTest(SmrctlCase):
 @unittest.skipUnless(shutil.which('groff'), 'no groff')
 class ManPageTest(unittest.TestCase):
     def test_render_without_warnings(self):
-        for page in ('smrctl.8', 'smrd/smrd.8'):
+        for page in ('smrctl/smrctl.8', 'smrd/smrd.8'):
             path = os.path.join(ROOT, 'userspace', page)
             r = run(['groff', '-man', '-ww', '-z', path])
             self.assertEqual((r.returncode, r.stderr), (0, ''), page)
@@ -462,7 +486,7 @@ class ManPageTest(unittest.TestCase):
             self.assertTrue('\\-\\-version' in src, '%s: no --version' % page)
 
     def test_every_command_documented(self):
-        with open(os.path.join(ROOT, 'userspace', 'smrctl.8')) as f:
+        with open(os.path.join(ROOT, 'userspace', 'smrctl', 'smrctl.8')) as f:
             src = f.read()
         for cmd in COMMANDS:
             self.assertTrue(re.search(r'(?m)^\.SS .*\b%s\b' % re.escape(cmd), src), 'no .SS for ' + cmd)

@@ -61,7 +61,7 @@ class MissingLibraryTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn('smrctl needs libdevmapper: apt-get install libdevmapper-dev', r.stderr)
         self.assertNotIn('fatal error', r.stderr)     # not the compiler's word
-        self.assertFalse(self.built('smrctl'))
+        self.assertFalse(self.built('smrctl/smrctl'))
 
     def test_missing_libnl_named(self):
         r = self.make('libnl-genl-3.0', 'smrd')
@@ -75,12 +75,12 @@ class MissingLibraryTest(unittest.TestCase):
         self.assertRegex(r.stdout, r'# \d+ tests, 0 failed')
         self.assertIn('smrctl not built (needs libnl-genl-3 libdevmapper', r.stdout)
         self.assertTrue(self.built('lib/test-units'))
-        self.assertFalse(self.built('smrctl'))
+        self.assertFalse(self.built('smrctl/smrctl'))
         # with only libdevmapper missing, smrd is still built and checked
         r = self.make('devmapper', 'check')
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertTrue(self.built('smrd/smrd'))
-        self.assertFalse(self.built('smrctl'))
+        self.assertFalse(self.built('smrctl/smrctl'))
 
 
 # The two ways docs/smrd.rst gives to build with Debian's hardening flags.

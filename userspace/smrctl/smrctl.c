@@ -1262,8 +1262,8 @@ static int cmd_dump(int argc, char **argv)
 /*
  * The probe is its own program, smr-calibrate (Python: the fitting reads
  * better there), installed beside smrctl; this runs it with the same
- * arguments. Beside the binary first (the source tree, make install),
- * then PATH.
+ * arguments. Beside the binary first (make install), then its own folder
+ * beside smrctl's (the source tree: userspace/smr-calibrate/), then PATH.
  */
 static int cmd_calibrate(int argc, char **argv)
 {
@@ -1276,8 +1276,12 @@ static int cmd_calibrate(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char exe[PATH_MAX - 32], path[PATH_MAX];
+	/* smrctl's directory, then this below it: where to look */
+	static const char *const below[] = { "", "/../smr-calibrate" };
+	char exe[PATH_MAX - 64], path[PATH_MAX];
+	const char *dir;
 	ssize_t n;
+	size_t i;
 
 	/* Options are checked here, as every command's are; values there. */
 	while (cmd_getopt(argc, argv, opts) != -1)
@@ -1287,8 +1291,11 @@ static int cmd_calibrate(int argc, char **argv)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0 && n < (ssize_t)sizeof(exe) - 1) {	/* not cut short */
 		exe[n] = 0;
-		snprintf(path, sizeof(path), "%s/smr-calibrate", dirname(exe));
-		if (!access(path, X_OK)) {
+		dir = dirname(exe);
+		for (i = 0; i < sizeof(below) / sizeof(below[0]); i++) {
+			snprintf(path, sizeof(path), "%s%s/smr-calibrate", dir, below[i]);
+			if (access(path, X_OK))
+				continue;
 			execv(path, argv);
 			/* ENOENT here is the interpreter: #!/usr/bin/env python3 */
 			die("cannot run %s: %s%s", path, strerror(errno),
