@@ -55,31 +55,14 @@ mkdir -p "$SUITE_TMP" "$MNT_ROOT" "$RESULTS/tap" "$RESULTS/logs" "$STATE_ROOT"
 
 progress() { echo "smr-suite: $*"; }
 
-# The project's modules, the library (common/smr-common.ko) first: insmod
-# does not resolve dependencies, so modprobe what modinfo says each one
-# needs from the kernel first.
+# The project's modules, the library first, whichever are built
+# (scripts/load-modules.sh); what modprobe and insmod said goes to
+# modules.err, which a test that skips for want of a target shows.
 load_modules() {
-	local m ko dep out
-	modprobe dm-mod 2>> "$SUITE_TMP/modules.err"
-	for m in common/smr-common dm-smr/dm-smr dm-caveat/dm-caveat; do
-		ko=$ROOT/$m.ko
-		m=${m#*/}
-		[ -f "$ko" ] || { progress "module $m: not built"; continue; }
-		if lsmod | grep -q "^${m//-/_} "; then
-			progress "module $m: already loaded"
-			continue
-		fi
-		for dep in $(modinfo -F depends "$ko" 2>/dev/null | tr ',' ' '); do
-			[ "$dep" = smr-common ] && continue
-			modprobe "$dep" 2>> "$SUITE_TMP/modules.err"
-		done
-		if out=$(insmod "$ko" 2>&1); then
-			progress "module $m: loaded"
-		else
-			echo "insmod $ko: $out" >> "$SUITE_TMP/modules.err"
-			progress "module $m: insmod FAILED: $out"
-		fi
-	done
+	local line
+	while IFS= read -r line; do
+		progress "$line"
+	done < <("$ROOT/scripts/load-modules.sh" --built --verbose 2>> "$SUITE_TMP/modules.err")
 }
 
 # Unmount what a test left mounted and remove every dm device. Prints a
