@@ -121,7 +121,7 @@ bench_pair() {
 	# null_blk), whichever device happens to run first.
 	fio_bw /dev/mapper/cvb_lin write 1M 8 > /dev/null
 	if [ $wc = 1 ]; then
-		diag "bench: $tag: $ROUNDS round(s) of dm-linear, caveat, caveat with write_cache 1024 in turn"
+		diag "bench: $tag: $ROUNDS round(s) of dm-linear, caveat, caveat with write_cache_kib 4096 in turn"
 	else
 		diag "bench: $tag: $ROUNDS round(s) of dm-linear and caveat in turn"
 	fi
@@ -145,7 +145,7 @@ bench_pair() {
 				# its figure would be filed under the wrong name)
 				cav) on_cav "$fresh" || bail "cannot load caveat"
 				     c=$(cav_run "$1" "$2" "$3") ;;
-				wc) on_cav "$fresh" write_cache 1024 || bail "cannot load caveat with write_cache"
+				wc) on_cav "$fresh" write_cache_kib 4096 || bail "cannot load caveat with write_cache_kib"
 				    x=$(cav_run "$1" "$2" "$3") ;;
 				esac
 			done

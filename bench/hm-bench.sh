@@ -376,7 +376,7 @@ run_throughput() {
 		die "$DISK is smaller than $REGION_MB MiB + 1 MiB"
 
 	opts="1 format"
-	[ -n "$WCACHE" ] && opts="3 format write_cache $WCACHE"
+	[ -n "$WCACHE" ] && opts="3 format write_cache_kib $((WCACHE * 1024))"
 	dmsetup create $SMR --table "0 $len smr $DISK host-managed $ZS_BENCH $opts" ||
 		die "cannot create the smr device"
 	dmsetup create $LIN --table "0 $len linear $DISK $md" ||

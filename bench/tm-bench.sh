@@ -26,7 +26,7 @@
 #     and as a 1000 MB slice of it, in arrival order and with
 #     queue_depth 32, next to published figures and the model's
 #     arithmetic (tm_model.py queue).
-#  5. The volatile write cache (wcache_mib): 1 MiB sequential writes at
+#  5. The volatile write cache (buffer_mib): 1 MiB sequential writes at
 #     depth 1, and a burst of 4 KiB random writes at depth 1, with and
 #     without it.
 . "$(dirname "$0")/../tests/common.sh"
@@ -39,7 +39,7 @@ TM="python3 $SMR_ROOT/tests/lib/tm_model.py"
 say() { diag "bench: $*"; }
 # profile_keys FILE [KEY...]: the timing keys of a profile, as
 # "key value ...": the drive's mechanics, and of the other keys
-# (drive_mb, wcache_mib) the ones named.
+# (drive_mb, buffer_mib) the ones named.
 profile_keys() {
 	local f=$1
 	shift
@@ -213,16 +213,16 @@ say "  published, a 7200 rpm disk over a 1000 MB test area (CrystalDiskMark 3.0 
 say "  published, the Deskstar 7K500 over its whole stroke (its specification, table 12: 4096 random reads in 55.5 s typical): 73.8 IOPS at depth 1"
 
 # --------------------------------------------- 5. the write cache ---
-say "5. the write cache (wcache_mib), cmr-7k500 as the whole drive, 960 MiB over the RAM-backed null_blk"
+say "5. the write cache (buffer_mib), cmr-7k500 as the whole drive, 960 MiB over the RAM-backed null_blk"
 for wc in 0 16; do
 	keys="$CMR"
-	[ $wc = 0 ] || keys="$CMR wcache_mib $wc"
+	[ $wc = 0 ] || keys="$CMR buffer_mib $wc"
 	dm_create tmb "0 $S caveat $nb 0 0 1 format timing $(wc -w <<< "$keys") $keys" || bail "caveat with timing"
 	seq1=$(fio_terse 48 --name=s --filename=$D --rw=write --bs=1M --size=128M --ioengine=psync)
 	udevadm settle 2> /dev/null
 	rnd1=$(fio_terse 49 --name=r --filename=$D --rw=randwrite --bs=4k --number_ios=256 \
 		--norandommap=1 --ioengine=psync --randseed=31)
-	say "  wcache_mib $wc: sequential 1 MiB writes, depth 1: $(kib2mb "$seq1") MB/s (media rate at the outer edge: $($TM seq $S 1048576 0 $CMR) MB/s); a burst of 256 random 4 KiB writes (1 MiB), depth 1: ${rnd1%.*} IOPS (no cache: model $($TM random $S 4096 $CMR | awk '{ print $2 }'))"
+	say "  buffer_mib $wc: sequential 1 MiB writes, depth 1: $(kib2mb "$seq1") MB/s (media rate at the outer edge: $($TM seq $S 1048576 0 $CMR) MB/s); a burst of 256 random 4 KiB writes (1 MiB), depth 1: ${rnd1%.*} IOPS (no cache: model $($TM random $S 4096 $CMR | awk '{ print $2 }'))"
 	dm_remove tmb
 done
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Table-line argument parsing shared by dm-smr and dm-caveat; see
- * smr-args.h. Compiled into both modules.
+ * smr-args.h. Part of the library module smr-common.
  */
 #include <linux/ctype.h>
 #include <linux/err.h>
@@ -59,6 +59,8 @@ int smr_parse_opts(const struct smr_opt_table *t, struct dm_arg_set *as,
 		return 0;
 	for (i = 0; i < t->nr; i++)
 		count.max += t->opts[i].flag ? 1 : 2;
+	if (t->max_words)
+		count.max = min(count.max, t->max_words);
 	ret = dm_read_arg_group(&count, as, &argc, error);
 	if (ret)
 		return ret;

@@ -27,6 +27,12 @@ struct smr_opt_table {
 	const struct smr_opt *opts;
 	unsigned int nr;		/* at most BITS_PER_LONG */
 	char *count_error;	/* a bad <#opt_args> */
+	/*
+	 * The most words a table line may give, when fewer than every
+	 * option's words together (an option and its old spelling are one
+	 * option); 0: all of them.
+	 */
+	unsigned int max_words;
 	char *unknown_error;	/* a name not in the table */
 	/* The word that starts a group after the options, or NULL
 	   (SMR_TM_GROUP: the timing group, smr-timing.h). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The timing model: see smr-timing.h and docs/timing.md. Compiled into
- * both modules.
+ * The timing model: see smr-timing.h and docs/timing.md. Part of the
+ * library module smr-common.
  *
  * The seek curve. A data sheet gives three seek times: track-to-track
  * (t2t), average (avg) and full stroke (full). The model uses
@@ -38,25 +38,34 @@
 /* Positions are shifted by that much: the span must stay below 2^43. */
 #define SMR_TM_MAX_SPAN		(1ULL << 43)
 
+/*
+ * Each key's name, printed back in table lines, and the name it had
+ * before, if any, which a table line may still give.
+ */
 static const struct {
 	const char *name;
+	const char *old_name;
 	u32 min, max;
 } smr_tm_keys[SMR_TM_NR_KEYS] = {
-	[SMR_TM_RPM] = { "rpm", 1000, 30000 },
-	[SMR_TM_T2T] = { "seek_t2t_us", 0, 100000 },
-	[SMR_TM_AVG] = { "seek_avg_us", 1, 100000 },
-	[SMR_TM_FULL] = { "seek_full_us", 1, 200000 },
-	[SMR_TM_OD] = { "od_mbps", 1, 100000 },
-	[SMR_TM_ID] = { "id_mbps", 1, 100000 },
-	[SMR_TM_OVERHEAD] = { "overhead_us", 0, 100000 },
-	[SMR_TM_CACHE_AT] = { "cache_at", 0, 1000 },
+	[SMR_TM_RPM] = { .name = "rpm", .min = 1000, .max = 30000 },
+	[SMR_TM_T2T] = { .name = "seek_t2t_us", .min = 0, .max = 100000 },
+	[SMR_TM_AVG] = { .name = "seek_avg_us", .min = 1, .max = 100000 },
+	[SMR_TM_FULL] = { .name = "seek_full_us", .min = 1, .max = 200000 },
+	[SMR_TM_OD] = { .name = "od_mbps", .min = 1, .max = 100000 },
+	[SMR_TM_ID] = { .name = "id_mbps", .min = 1, .max = 100000 },
+	[SMR_TM_OVERHEAD] = { .name = "overhead_us", .min = 0, .max = 100000 },
+	[SMR_TM_CACHE_AT] = { .name = "cache_at", .min = 0, .max = 1000 },
 	/* Decimal MB: up to 4.29 PB, so the span stays below 2^43. */
-	[SMR_TM_DRIVE_MB] = { "drive_mb", 1, U32_MAX },
-	[SMR_TM_START_MB] = { "start_mb", 0, U32_MAX },
-	/* Drives have 16 MiB to 1 GiB of DRAM; 0 is no cache. */
-	[SMR_TM_WCACHE] = { "wcache_mib", 0, 4096 },
+	[SMR_TM_DRIVE_MB] = { .name = "drive_mb", .min = 1, .max = U32_MAX },
+	[SMR_TM_START_MB] = { .name = "start_mb", .min = 0, .max = U32_MAX },
+	/*
+	 * Drives have 16 MiB to 1 GiB of DRAM; 0 is none. Named apart from
+	 * the targets' data cache (write_cache_kib): this one is only time.
+	 */
+	[SMR_TM_BUFFER] = { .name = "buffer_mib", .old_name = "wcache_mib",
+			     .min = 0, .max = 4096 },
 	/* SATA NCQ takes 32 commands; 0 is no queue (arrival order). */
-	[SMR_TM_QDEPTH] = { "queue_depth", 0, 32 },
+	[SMR_TM_QDEPTH] = { .name = "queue_depth", .min = 0, .max = 32 },
 };
 
 /*
@@ -104,7 +113,9 @@ int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 	for (; argc; argc -= 2) {
 		name = dm_shift_arg(as);
 		for (i = 0; i < SMR_TM_NR_KEYS; i++)
-			if (!strcasecmp(name, smr_tm_keys[i].name))
+			if (!strcasecmp(name, smr_tm_keys[i].name) ||
+			    (smr_tm_keys[i].old_name &&
+			     !strcasecmp(name, smr_tm_keys[i].old_name)))
 				break;
 		if (i == SMR_TM_NR_KEYS || !(allowed & BIT(i))) {
 			*error = i == SMR_TM_NR_KEYS ? "timing: unknown key" :
@@ -193,7 +204,7 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 	tm->overhead_ns = (u64)p->v[SMR_TM_OVERHEAD] * NSEC_PER_USEC;
 	tm->od_kbps = p->v[SMR_TM_OD] * 1000;
 	tm->id_kbps = p->v[SMR_TM_ID] * 1000;
-	tm->wc_cap = (u64)p->v[SMR_TM_WCACHE] << 20;
+	tm->wc_cap = (u64)p->v[SMR_TM_BUFFER] << 20;
 	tm->qd = p->v[SMR_TM_QDEPTH];
 	spin_lock_init(&tm->lock);
 	INIT_LIST_HEAD(&tm->armed);

@@ -26,7 +26,9 @@
  *     reach first, except that no request is overtaken by more than
  *     queue_depth later ones (smr_tm_host()). The drive's own work
  *     (smr_tm_charge()) is served first;
- *   - optionally a volatile write cache (wcache_mib): a host write is
+ *   - optionally the drive's buffer used as a volatile write cache
+ *     (buffer_mib; wcache_mib before it was named apart from the
+ *     targets' data cache, write_cache_kib): a host write is
  *     acknowledged at interface speed while the cache has room, and
  *     destaged by the actuator in the order charged; a flush or a FUA
  *     write waits for the destage (smr_tm_charge_host(),
@@ -68,8 +70,9 @@ enum smr_tm_key {
 				   MB (optional: the device is the drive) */
 	SMR_TM_START_MB,	/* start_mb: where the device starts on that
 				   drive, decimal MB (optional, 0) */
-	SMR_TM_WCACHE,		/* wcache_mib: volatile write cache, MiB
-				   (optional, 0: none) */
+	SMR_TM_BUFFER,		/* buffer_mib: the drive's buffer, used as a
+				   volatile write cache, MiB; modelled
+				   time only (optional, 0: none) */
 	SMR_TM_QDEPTH,		/* queue_depth: reorder host I/O within the
 				   oldest this many (optional, 0: arrival
 				   order, no queue) */
@@ -79,7 +82,7 @@ enum smr_tm_key {
 /* Keys a target may leave out; the others are required. */
 #define SMR_TM_OPTIONAL		(BIT(SMR_TM_OVERHEAD) | BIT(SMR_TM_CACHE_AT) | \
 				 BIT(SMR_TM_DRIVE_MB) | BIT(SMR_TM_START_MB) | \
-				 BIT(SMR_TM_WCACHE) | BIT(SMR_TM_QDEPTH))
+				 BIT(SMR_TM_BUFFER) | BIT(SMR_TM_QDEPTH))
 /* The keys a model takes: all of them, or all but the cache position. */
 #define SMR_TM_KEYS_ALL		(BIT(SMR_TM_NR_KEYS) - 1)
 #define SMR_TM_KEYS_NO_CACHE	(SMR_TM_KEYS_ALL & ~BIT(SMR_TM_CACHE_AT))

@@ -5,7 +5,7 @@
  * damage applied; the worker, which commits for flushes and FUA writes,
  * writes the damage journal for writes whose damage must be durable
  * first, and maps the writes map() found no memory for; the write
- * completion; scramble; the write cache (write_cache).
+ * completion; scramble; the write cache (write_cache_kib).
  */
 #include <linux/module.h>
 #include <linux/gfp.h>

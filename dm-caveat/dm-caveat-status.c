@@ -95,15 +95,15 @@ void cv_status(struct dm_target *ti, status_type_t type,
 		if (sc->opt_mask & CV_OPT_SCRAMBLE)
 			DMEMIT(" scramble");
 		if (sc->opt_mask & CV_OPT_WRITE_CACHE)
-			DMEMIT(" write_cache %llu", sc->wc_max);
+			DMEMIT(" write_cache_kib %llu", sc->wc_kib);
 		smr_tm_emit(smr_tm_params_of(sc->tm), result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
-		DMEMIT(",capacity=%llu,block_size=%u,did=%llu,dnor=%llu,unshingled=%llu,on_damaged_read=%s,scramble=%c,write_cache=%llu;",
+		DMEMIT(",capacity=%llu,block_size=%u,did=%llu,dnor=%llu,unshingled=%llu,on_damaged_read=%s,scramble=%c,write_cache_kib=%llu;",
 		       sc->nr_blocks, sc->block_size, sc->did, sc->dnor,
 		       sc->unshingled, sc->zero_reads ? "zero" : "error",
-		       sc->scramble ? 'y' : 'n', sc->wc_max);
+		       sc->scramble ? 'y' : 'n', sc->wc_kib);
 		break;
 	}
 }

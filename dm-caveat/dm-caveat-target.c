@@ -43,15 +43,19 @@ static const struct smr_opt cv_opts[] = {
 	  .bad = "on_damaged_read must be error or zero" },
 	{ .name = "scramble", .flag = true },
 	{ .name = "format", .flag = true },
+	{ .name = "write_cache_kib", .max = CV_WC_MAX_BYTES >> 10,
+	  .bad = "write_cache_kib must be a size in KiB from 0 to 65536" },
+	/* Its old spelling, in blocks: printed back as write_cache_kib. */
 	{ .name = "write_cache", .max = U32_MAX,
-	  .bad = "Invalid write_cache (a number of blocks)" },
+	  .bad = "Invalid write_cache (write_cache_kib's old spelling: a number of blocks)" },
 };
 
 static const struct smr_opt_table cv_opt_table = {
 	.opts = cv_opts,
 	.nr = ARRAY_SIZE(cv_opts),
 	.count_error = "Invalid number of optional arguments",
-	.unknown_error = "Unknown optional argument (block_size, unshingled, on_damaged_read, scramble, format, write_cache)",
+	.max_words = 10,
+	.unknown_error = "Unknown optional argument (block_size, unshingled, on_damaged_read, scramble, format, write_cache_kib)",
 	.group = SMR_TM_GROUP,
 };
 
@@ -67,6 +71,21 @@ static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as,
 	ret = smr_parse_opts(&cv_opt_table, as, &given, v, &sc->ti->error);
 	if (ret)
 		return ret;
+	if (given & CV_OPT_WRITE_CACHE_BLOCKS) {
+		u64 bytes = v[6] * (given & CV_OPT_BLOCK_SIZE ? v[0] : sc->block_size);
+
+		if (given & CV_OPT_WRITE_CACHE) {
+			sc->ti->error = "write_cache_kib and write_cache (its old spelling, in blocks) are one option: give one";
+			return -EINVAL;
+		}
+		if (bytes > CV_WC_MAX_BYTES) {
+			sc->ti->error = "write_cache too large (at most 64 MiB of blocks)";
+			return -EINVAL;
+		}
+		/* 512-byte blocks: an odd count rounds up to whole KiB. */
+		v[5] = DIV_ROUND_UP(bytes, 1024);
+		given = (given & ~CV_OPT_WRITE_CACHE_BLOCKS) | CV_OPT_WRITE_CACHE;
+	}
 	sc->opt_mask = given;
 	if (given & CV_OPT_BLOCK_SIZE)
 		sc->block_size = v[0];
@@ -77,7 +96,7 @@ static int cv_parse_opts(struct cv_target *sc, struct dm_arg_set *as,
 	sc->scramble = given & CV_OPT_SCRAMBLE;
 	sc->format = given & CV_OPT_FORMAT;
 	if (given & CV_OPT_WRITE_CACHE)
-		sc->wc_max = v[5];
+		sc->wc_kib = v[5];
 	return smr_tm_parse(as, SMR_TM_KEYS_NO_CACHE, tp, &sc->ti->error);
 }
 
@@ -112,8 +131,9 @@ static int cv_check_geometry(struct cv_target *sc)
 		ti->error = "Device too large";
 		return -EINVAL;
 	}
-	if (sc->wc_max > CV_WC_MAX_BYTES / sc->block_size) {
-		ti->error = "write_cache too large (at most 64 MiB of blocks)";
+	sc->wc_max = (sc->wc_kib << 10) >> ilog2(sc->block_size);
+	if (sc->wc_kib && !sc->wc_max) {
+		ti->error = "write_cache_kib is less than one block";
 		return -EINVAL;
 	}
 	sc->md_pages = cv_md_pages(sc->nr_blocks);
@@ -228,11 +248,11 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	 */
 	ret = -EINVAL;
 	if (sc->wc_max && !bdev_write_cache(sc->dev->bdev)) {
-		ti->error = "write_cache needs a backing device with a volatile write cache";
+		ti->error = "write_cache_kib needs a backing device with a volatile write cache";
 		goto bad;
 	}
 	if (sc->wc_max && (sc->scramble || tp.given)) {
-		ti->error = "write_cache cannot be combined with scramble or timing";
+		ti->error = "write_cache_kib cannot be combined with scramble or timing";
 		goto bad;
 	}
 	if (tp.given) {

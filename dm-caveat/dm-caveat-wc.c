@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-caveat: the write cache (table option write_cache). The I/O path
+ * dm-caveat: the write cache (table option write_cache_kib). The I/O path
  * (dm-caveat-io.c) decides which writes it takes and issues the copies;
  * this file keeps them: taking a write, the interval tree reads and
  * writes are checked against, completion, and the waits of flushes,
@@ -12,7 +12,7 @@
 #include "dm-caveat.h"
 
 /*
- * The write cache (table option write_cache). A write that must wait for
+ * The write cache (table option write_cache_kib). A write that must wait for
  * its damage to be durable (a journal block) is copied, and the copy waits
  * instead: the host's write completes at once, as a drive's volatile cache
  * completes a write before the medium has it. Nothing of the rule

@@ -26,7 +26,7 @@
  *    of a batch (dm-caveat-journal.c), or a whole commit when the journal
  *    is full; while such damage is not yet durable, every write with a
  *    non-empty damage range takes the same path;
- *  - with write_cache, such a write is copied and completed at once; the
+ *  - with write_cache_kib, such a write is copied and completed at once; the
  *    copy takes its place (dm-caveat-io.c), and a flush waits for every
  *    copy to reach its home before it commits;
  *  - valid marks are applied when a write completes successfully and are
@@ -44,9 +44,11 @@
  *             scramble            overwrite live blocks on the backing
  *                                 device when they are damaged
  *             format              start over: every block maybe damaged
- *             write_cache <blocks> acknowledge writes that wait for their
- *                                 damage to be durable from a copy of
- *                                 at most this many blocks (0: off)
+ *             write_cache_kib <KiB> acknowledge writes that wait for
+ *                                 their damage to be durable from a
+ *                                 copy, at most this much (0: off);
+ *                                 write_cache <blocks> before, still
+ *                                 accepted and printed back in KiB
  *
  * Shared types and prototypes. The target is split by job, as dm-zoned is:
  *   dm-caveat-target.c  table parsing, construction, resume and suspend
@@ -123,7 +125,7 @@
 #define CV_MAX_BLOCKS		((u64)CV_MAX_CHUNKS << CV_CHUNK_SHIFT)
 
 /*
- * The write cache (write_cache <blocks>, dm-caveat-io.c). It holds at
+ * The write cache (write_cache_kib <KiB>, dm-caveat-io.c). It holds at
  * most this many writes, so that one journal block takes the damage of
  * all of them, and this much data; a larger write is not cached.
  */
@@ -153,7 +155,8 @@ struct cv_target {
 	bool zero_reads;
 	bool scramble;
 	bool format;
-	u64 wc_max;		/* write_cache: blocks it may hold; 0 off */
+	u64 wc_kib;		/* write_cache_kib as given; 0 off */
+	u64 wc_max;		/* ... in blocks: what the cache may hold */
 	unsigned int opt_mask;
 	unsigned int bshift;	/* log2 of sectors per block */
 	u64 nr_blocks;
@@ -262,7 +265,8 @@ enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_READ_ZERO };
 #define CV_OPT_ODR		4
 #define CV_OPT_SCRAMBLE		8
 #define CV_OPT_FORMAT		16
-#define CV_OPT_WRITE_CACHE	32
+#define CV_OPT_WRITE_CACHE	32	/* write_cache_kib */
+#define CV_OPT_WRITE_CACHE_BLOCKS 64	/* write_cache, its old spelling */
 
 /* Per bio data. */
 struct cv_io {

@@ -136,7 +136,7 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 		if (dm->opt_mask & SMR_DM_OPT_TIMEOUT)
 			DMEMIT(" clean_timeout_ms %u", READ_ONCE(dm->clean_timeout_ms));
 		if (dm->opt_mask & SMR_DM_OPT_WCACHE)
-			DMEMIT(" write_cache %u", sc->wc_mib);
+			DMEMIT(" write_cache_kib %u", sc->wc_kib);
 		smr_tm_emit(smr_tm_params_of(sc->tm), result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:

@@ -422,14 +422,15 @@ static const struct smr_opt smr_dm_opts[] = {
 	{ .name = "format", .flag = true },
 	{ .name = "clean_timeout_ms", .max = SMR_DM_MAX_IDLE_MS,
 	  .bad = "clean_timeout_ms must be a number from 0 to 3600000" },
-	{ .name = "write_cache", .min = 1, .max = SMR_WC_MAX_MIB,
-	  .bad = "write_cache must be a size in MiB from 1 to 1024" },
+	SMR_WC_OPT_KIB,
+	SMR_WC_OPT_MIB,
 };
 
 static const struct smr_opt_table smr_dm_opt_table = {
 	.opts = smr_dm_opts,
 	.nr = ARRAY_SIZE(smr_dm_opts),
 	.count_error = "Invalid number of optional arguments (at most 13)",
+	.max_words = 13,
 	.unknown_error = "Unknown optional argument",
 	.group = SMR_TM_GROUP,
 };
@@ -445,6 +446,10 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 	ret = smr_parse_opts(&smr_dm_opt_table, as, &given, v, &sc->ti->error);
 	if (ret)
 		return ret;
+	ret = smr_wc_parse_opt(sc, &given, SMR_DM_OPT_WCACHE,
+			       SMR_DM_OPT_WCACHE_MIB, v[6], v[7], &sc->ti->error);
+	if (ret)
+		return ret;
 	dm->opt_mask = given & ~SMR_DM_OPT_FORMAT;
 	if (given & SMR_DM_OPT_CACHE)
 		dm->cache_sectors = v[0];
@@ -456,8 +461,6 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 		dm->seq_bypass = v[3];
 	if (given & SMR_DM_OPT_TIMEOUT)
 		dm->clean_timeout_ms = v[5];
-	if (given & SMR_DM_OPT_WCACHE)
-		sc->wc_mib = v[6];
 	sc->format = given & SMR_DM_OPT_FORMAT;
 	return smr_tm_parse(as, SMR_TM_KEYS_ALL, tp, &sc->ti->error);
 }
@@ -608,7 +611,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 		return ret;
 	ret = smr_dm_timing(sc, &tp);
 	if (!ret)
-		ret = smr_wc_setup(sc, sc->wc_mib, &ti->error);
+		ret = smr_wc_setup(sc, sc->wc_kib, &ti->error);
 	if (ret)
 		return ret;
 

@@ -68,7 +68,8 @@ enum {
 	SMR_DM_OPT_BYPASS = 1 << 3,
 	SMR_DM_OPT_FORMAT = 1 << 4,
 	SMR_DM_OPT_TIMEOUT = 1 << 5,
-	SMR_DM_OPT_WCACHE = 1 << 6,
+	SMR_DM_OPT_WCACHE = 1 << 6,	/* write_cache_kib */
+	SMR_DM_OPT_WCACHE_MIB = 1 << 7,	/* write_cache, its old spelling */
 };
 
 /* A run of cached blocks of one band: 8 bytes. */

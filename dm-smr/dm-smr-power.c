@@ -17,7 +17,7 @@
  *    Sequential bypass writes go to their band in place: they may or may
  *    not be there. A cleaning cut between its steps is finished by the
  *    next load from its durable intent.
- *  - with write_cache (dm-smr-wc.c), in either mode: writes the cache
+ *  - with write_cache_kib (dm-smr-wc.c), in either mode: writes the cache
  *    had not sent home are lost; the ones it had sent may or may not be
  *    there. The overwrites above are then lost, not "may or may not".
  *

@@ -39,7 +39,8 @@ enum {
 	SMR_OPT_OPEN = 1 << 2,
 	SMR_OPT_ACTIVE = 1 << 3,
 	SMR_OPT_FORMAT = 1 << 4,
-	SMR_OPT_WCACHE = 1 << 5,
+	SMR_OPT_WCACHE = 1 << 5,	/* write_cache_kib */
+	SMR_OPT_WCACHE_MIB = 1 << 6,	/* write_cache, its old spelling */
 };
 
 static const struct smr_opt smr_hm_opts[] = {
@@ -48,14 +49,15 @@ static const struct smr_opt smr_hm_opts[] = {
 	{ .name = "max_open", .max = U32_MAX, .bad = "Invalid max_open" },
 	{ .name = "max_active", .max = U32_MAX, .bad = "Invalid max_active" },
 	{ .name = "format", .flag = true },
-	{ .name = "write_cache", .min = 1, .max = SMR_WC_MAX_MIB,
-	  .bad = "write_cache must be a size in MiB from 1 to 1024" },
+	SMR_WC_OPT_KIB,
+	SMR_WC_OPT_MIB,
 };
 
 static const struct smr_opt_table smr_hm_opt_table = {
 	.opts = smr_hm_opts,
 	.nr = ARRAY_SIZE(smr_hm_opts),
 	.count_error = "Invalid number of optional arguments (at most 11)",
+	.max_words = 11,
 	.unknown_error = "Unknown optional argument",
 	.group = SMR_TM_GROUP,
 };
@@ -74,6 +76,10 @@ static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
 			   &sc->ti->error);
 	if (ret)
 		return ret;
+	ret = smr_wc_parse_opt(sc, &given, SMR_OPT_WCACHE, SMR_OPT_WCACHE_MIB,
+			       v[5], v[6], &sc->ti->error);
+	if (ret)
+		return ret;
 	sc->opt_mask = given & ~SMR_OPT_FORMAT;
 	if (given & SMR_OPT_CONV)
 		sc->nr_conv = v[0];
@@ -83,8 +89,6 @@ static int smr_parse_opts_hm(struct smr_target *sc, struct dm_arg_set *as)
 		sc->max_open = v[2];
 	if (given & SMR_OPT_ACTIVE)
 		sc->max_active = v[3];
-	if (given & SMR_OPT_WCACHE)
-		sc->wc_mib = v[5];
 	sc->format = given & SMR_OPT_FORMAT;
 	return 0;
 }
@@ -534,7 +538,7 @@ static void smr_status(struct dm_target *ti, status_type_t type,
 		if (sc->opt_mask & SMR_OPT_ACTIVE)
 			DMEMIT(" max_active %u", sc->max_active);
 		if (sc->opt_mask & SMR_OPT_WCACHE)
-			DMEMIT(" write_cache %u", sc->wc_mib);
+			DMEMIT(" write_cache_kib %u", sc->wc_kib);
 		smr_tm_emit(&sc->tm_params, result, maxlen, &sz);
 		break;
 

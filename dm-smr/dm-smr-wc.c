@@ -17,15 +17,45 @@
 
 #include "dm-smr-dm.h"
 
-int smr_wc_setup(struct smr_target *sc, u32 mib, char **error)
+/*
+ * The table's cache size: write_cache_kib <KiB>, or write_cache <MiB>,
+ * its spelling before both targets' data caches took one unit. The
+ * options' bits are @kib_bit and @mib_bit in *@given, their values @kib
+ * and @mib (range-checked by the option table); on return the old
+ * spelling's bit is folded into the new one's, so that the table line
+ * prints write_cache_kib either way.
+ */
+int smr_wc_parse_opt(struct smr_target *sc, unsigned long *given,
+		     unsigned long kib_bit, unsigned long mib_bit, u64 kib,
+		     u64 mib, char **error)
+{
+	if ((*given & kib_bit) && (*given & mib_bit)) {
+		*error = "write_cache_kib and write_cache (its old spelling, in MiB) are one option: give one";
+		return -EINVAL;
+	}
+	if (*given & mib_bit) {
+		*given = (*given & ~mib_bit) | kib_bit;
+		kib = mib << 10;
+	}
+	if (!(*given & kib_bit))
+		return 0;
+	if (kib & ((PAGE_SIZE >> 10) - 1)) {
+		*error = "write_cache_kib must be a whole number of pages (a multiple of 4 KiB)";
+		return -EINVAL;
+	}
+	sc->wc_kib = kib;
+	return 0;
+}
+
+int smr_wc_setup(struct smr_target *sc, u32 kib, char **error)
 {
 	struct smr_wc *wc;
 	int ret;
 
-	if (!mib)
+	if (!kib)
 		return 0;
 	if (sc->tm) {
-		*error = "write_cache cannot be combined with the timing model (its wcache_mib models a cache's time)";
+		*error = "write_cache_kib cannot be combined with the timing model (its buffer_mib models a cache's time)";
 		return -EINVAL;
 	}
 	wc = kzalloc(sizeof(*wc), GFP_KERNEL);
@@ -33,7 +63,7 @@ int smr_wc_setup(struct smr_target *sc, u32 mib, char **error)
 		*error = "Cannot allocate the write cache";
 		return -ENOMEM;
 	}
-	ret = smr_wc_init(wc, sc->label, sc->bdev, mib);
+	ret = smr_wc_init(wc, sc->label, sc->bdev, kib);
 	if (ret) {
 		kfree(wc);
 		*error = "Cannot allocate the write cache (its pages are allocated when the table is loaded)";
@@ -168,7 +198,7 @@ int smr_wc_message(struct smr_target *sc, unsigned int argc, char **argv,
 		return -EINVAL;
 	}
 	if (!sc->wc) {
-		DMERR("%s: write_cache: the table has none (table option write_cache <MiB>)",
+		DMERR("%s: write_cache: the table has none (table option write_cache_kib <KiB>)",
 		      sc->name);
 		return -EINVAL;
 	}

@@ -412,7 +412,7 @@ static void smr_wc_pool_free(struct smr_wc *wc, bool done)
 }
 
 int smr_wc_init(struct smr_wc *wc, const char *name,
-		struct block_device *bdev, u32 mib)
+		struct block_device *bdev, u32 kib)
 {
 	int ret;
 
@@ -420,7 +420,7 @@ int smr_wc_init(struct smr_wc *wc, const char *name,
 	INIT_LIST_HEAD(&wc->dirty);
 	wc->name = name;
 	wc->bdev = bdev;
-	wc->max_bytes = (u64)mib << 20;
+	wc->max_bytes = (u64)kib << 10;
 	spin_lock_init(&wc->lock);
 	wc->tree = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&wc->all);
@@ -501,9 +501,9 @@ void smr_wc_emit(struct smr_wc *wc, char *result, unsigned int maxlen)
 
 	smr_wc_get_stats(wc, &st, &bytes);
 	scnprintf(result, maxlen,
-		  "state=%s mib=%llu held_kib=%llu cached_writes=%llu cached_sectors=%llu through_writes=%llu destaged_sectors=%llu held=%llu drains=%llu lost_sectors=%llu failed_sectors=%llu",
+		  "state=%s kib=%llu held_kib=%llu cached_writes=%llu cached_sectors=%llu through_writes=%llu destaged_sectors=%llu held=%llu drains=%llu lost_sectors=%llu failed_sectors=%llu",
 		  READ_ONCE(wc->failed) ? "failed" : READ_ONCE(wc->cut) ? "cut" : "on",
-		  wc->max_bytes >> 20, bytes >> 10, st.cached_writes,
+		  wc->max_bytes >> 10, bytes >> 10, st.cached_writes,
 		  st.cached_sectors, st.through_writes, st.destaged_sectors,
 		  st.held, st.drains, st.lost_sectors, st.failed_sectors);
 }

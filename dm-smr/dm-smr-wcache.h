@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A drive's volatile write cache, of data (dm-smr-wcache.c): the
- * table option write_cache <MiB> of dm-smr's host-managed and
- * drive-managed modes.
+ * table option write_cache_kib <KiB> (write_cache <MiB> before) of
+ * dm-smr's host-managed and drive-managed modes.
+ *
+ * dm-caveat's write_cache_kib is a cache of its own (dm-caveat-wc.c), not
+ * this one: a caveat copy may go home only after the damage its write
+ * does is durable, and a write that damages nothing is not copied at
+ * all. This cache sends a copy home whenever it is due and orders
+ * nothing but copies of the same sectors, so it stays with dm-smr.
  *
  * It sits between a model and its backing device. A plain write the
  * model sends to the backing device is copied into memory and ends at
@@ -31,7 +37,7 @@
  * from then on, so no flush or commit claims the lost write, and all
  * I/O through the cache fails, so no read returns what was under it.
  *
- * Memory: write_cache MiB of pages, allocated when the cache is made
+ * Memory: write_cache_kib KiB of pages, allocated when the cache is made
  * and kept in a pool; a copy takes its pages from it (at most
  * SMR_WC_MAX_WRITE bytes) and a small record (GFP_NOWAIT). When either is
  * short the write goes to the backing device as without the cache.
@@ -48,7 +54,9 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#define SMR_WC_MAX_MIB		1024
+/* The cache's size, KiB: 1 MiB (a largest write) to 1 GiB, whole pages. */
+#define SMR_WC_MIN_KIB		1024
+#define SMR_WC_MAX_KIB		(1024 * 1024)
 #define SMR_WC_MAX_WRITE	(1U << 20)
 #define SMR_WC_AGE_MS		1000
 
@@ -113,7 +121,7 @@ enum smr_wc_verdict {
 
 /* A cache of @mib MiB for @bdev. Returns 0 or -ENOMEM. */
 int smr_wc_init(struct smr_wc *wc, const char *name,
-		struct block_device *bdev, u32 mib);
+		struct block_device *bdev, u32 kib);
 /* Every copy still held is dropped: drain or cut first. */
 void smr_wc_exit(struct smr_wc *wc);
 

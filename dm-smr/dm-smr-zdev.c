@@ -321,7 +321,7 @@ static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_target *tsc)
 		/* The same model, whether a default was written out or not. */
 		!sc->tm_params.given == !tsc->tm_params.given &&
 		!memcmp(sc->tm_params.v, tsc->tm_params.v, sizeof(sc->tm_params.v)) &&
-		sc->wc_mib == tsc->wc_mib;
+		sc->wc_kib == tsc->wc_kib;
 }
 
 static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
@@ -383,8 +383,8 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 		smr_power_set_model(&sc->power, tm);
 	}
 	/* The write cache: the engine's too, before anything is written. */
-	sc->wc_mib = tsc->wc_mib;
-	ret = smr_wc_setup(sc, sc->wc_mib, error);
+	sc->wc_kib = tsc->wc_kib;
+	ret = smr_wc_setup(sc, sc->wc_kib, error);
 	if (ret)
 		goto fail;
 	ret = smr_md_load_or_format(sc);

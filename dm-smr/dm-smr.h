@@ -154,10 +154,10 @@ struct smr_target {
 	struct smr_tm_params tm_params;
 	/*
 	 * The volatile write cache (dm-smr-wcache.h), NULL when off; owned
-	 * as the timing model is. wc_mib: the table's write_cache, 0 off.
+	 * as the timing model is. wc_kib: the table's write_cache_kib, 0 off.
 	 */
 	struct smr_wc *wc;
-	u32 wc_mib;
+	u32 wc_kib;
 	/* Media faults of this table, either mode (smr-faults.h). */
 	struct smr_faults faults;
 	/*
@@ -371,7 +371,22 @@ bool smr_hm_read_remap(struct smr_target *sc, struct bio *bio);
 void smr_hm_power_fail(struct smr_target *sc, struct bio *bio);
 
 /* Functions defined in dm-smr-wc.c: the write cache in each mode. */
-int smr_wc_setup(struct smr_target *sc, u32 mib, char **error);
+/*
+ * The write cache's two table options, in this order, at the end of a
+ * mode's option table (smr_wc_parse_opt() takes their bits and values):
+ * write_cache_kib, and write_cache in MiB, its old spelling.
+ */
+#define SMR_WC_OPT_KIB							\
+	{ .name = "write_cache_kib", .min = SMR_WC_MIN_KIB,		\
+	  .max = SMR_WC_MAX_KIB,					\
+	  .bad = "write_cache_kib must be a size in KiB from 1024 to 1048576" }
+#define SMR_WC_OPT_MIB							\
+	{ .name = "write_cache", .min = 1, .max = SMR_WC_MAX_KIB >> 10,	\
+	  .bad = "write_cache (write_cache_kib's old spelling) must be a size in MiB from 1 to 1024" }
+int smr_wc_parse_opt(struct smr_target *sc, unsigned long *given,
+		     unsigned long kib_bit, unsigned long mib_bit, u64 kib,
+		     u64 mib, char **error);
+int smr_wc_setup(struct smr_target *sc, u32 kib, char **error);
 void smr_wc_teardown(struct smr_target *sc);
 int smr_md_data_home(void *owner);
 bool smr_drive_lost(struct smr_target *sc);

@@ -74,7 +74,7 @@ for m in ${CP_MODELS:-dm hm cv cvwc}; do
 		# writes complete before their home writes, which the flushes
 		# must wait for.
 		require_target caveat &&
-		cp_model cvwc cv 12 2048 "0 16384 caveat {dev} 16 6 4 unshingled 128 write_cache 256" \
+		cp_model cvwc cv 12 2048 "0 16384 caveat {dev} 16 6 4 unshingled 128 write_cache_kib 1024" \
 			--did 16 --dnor 6 --unshingled 128 ;;
 	*) not_ok "CP_MODELS: unknown model $m" ;;
 	esac

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 300
 # SMOKE: 1
-# The write cache (docs/dm-caveat.rst, "write_cache"): a write that must
+# The write cache (docs/dm-caveat.rst, "write_cache_kib"): a write that must
 # wait for its damage to be durable is completed from a copy, and the
 # copy goes home later. The backing device's data area sits behind a
 # dm-delay that holds writes for a while, so the copies are still on
@@ -43,7 +43,7 @@ dm_create cv08d "$(delay_table 0)" || bail "cannot create the delay device"
 B=/dev/mapper/cv08d
 D=/dev/mapper/cv08
 NB=4096
-TABLE="0 $((NB * 8)) caveat $B 4 1 2 write_cache 64"
+TABLE="0 $((NB * 8)) caveat $B 4 1 2 write_cache_kib 256"
 write_delay() { backing_reload cv08d "$(delay_table "$1")"; }
 
 # wr BLOCK FILE: write FILE (4 KiB) at BLOCK; rd BLOCK FILE: read it back.
@@ -56,23 +56,38 @@ pat() { head -c 4096 /dev/urandom > "$T_WORK/$1"; }
 refuse() { dm_refuse cv08x "$@"; }
 CV="0 $((NB * 8)) caveat $B 4 1"
 K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 31"
-refuse "write_cache over 64 MiB" "$CV 2 write_cache 16385" "write_cache too large"
-refuse "write_cache not a number" "$CV 2 write_cache 1x" "Invalid write_cache"
-refuse "write_cache with scramble" "$CV 3 write_cache 64 scramble" \
-	"write_cache cannot be combined with scramble or timing"
-refuse "write_cache with a timing group" "$CV 2 write_cache 64 timing 12 $K" \
-	"write_cache cannot be combined with scramble or timing"
+KIBERR="write_cache_kib must be a size in KiB from 0 to 65536"
+refuse "write_cache_kib over 64 MiB" "$CV 2 write_cache_kib 65537" "$KIBERR"
+refuse "write_cache_kib not a number" "$CV 2 write_cache_kib 1x" "$KIBERR"
+refuse "write_cache_kib less than one block" "$CV 2 write_cache_kib 2" \
+	"write_cache_kib is less than one block"
+refuse "write_cache over 64 MiB (the old spelling, blocks)" "$CV 2 write_cache 16385" \
+	"write_cache too large"
+refuse "write_cache not a number (the old spelling)" "$CV 2 write_cache 1x" "Invalid write_cache"
+refuse "write_cache_kib and write_cache both" "$CV 4 write_cache_kib 256 write_cache 64" \
+	"are one option: give one"
+refuse "write_cache_kib with scramble" "$CV 3 write_cache_kib 256 scramble" \
+	"write_cache_kib cannot be combined with scramble or timing"
+refuse "write_cache_kib with a timing group" "$CV 2 write_cache_kib 256 timing 12 $K" \
+	"write_cache_kib cannot be combined with scramble or timing"
 nb=$(new_nullb 64) || bail "no null_blk"
 if [ "$(cat "/sys/block/${nb#/dev/}/queue/write_cache")" = "write through" ]; then
 	refuse "write_cache over a backing device without a volatile cache" \
-		"0 $((NB * 8)) caveat $nb 4 1 2 write_cache 64" \
-		"write_cache needs a backing device with a volatile write cache"
+		"0 $((NB * 8)) caveat $nb 4 1 2 write_cache_kib 256" \
+		"write_cache_kib needs a backing device with a volatile write cache"
 else
 	skip "write_cache over a backing device without a volatile cache" "this null_blk has one"
 fi
 
+# The old spelling, write_cache <blocks>, prints back as write_cache_kib.
+dm_create cv08 "0 $((NB * 8)) caveat $B 4 1 2 write_cache 64" ||
+	bail "cannot create the caveat device"
+BDEV=$(cat "/sys/block/$(basename "$(readlink -f $B)")/dev")
+assert_eq "the old spelling write_cache 64 (blocks) prints back in KiB" \
+	"0 $((NB * 8)) caveat $BDEV 4 1 2 write_cache_kib 256" "$(dmsetup table cv08)"
+check "remove" dm_remove cv08
 dm_create cv08 "$TABLE" || bail "cannot create the caveat device"
-assert_eq "the table prints back" "0 $((NB * 8)) caveat $(cat "/sys/block/$(basename "$(readlink -f $B)")/dev") 4 1 2 write_cache 64" \
+assert_eq "the table prints back" "0 $((NB * 8)) caveat $BDEV 4 1 2 write_cache_kib 256" \
 	"$(dmsetup table cv08)"
 assert_eq "the device has a volatile write cache" "write back" \
 	"$(cat "/sys/block/$(basename "$(readlink -f $D)")/queue/write_cache")"
@@ -103,7 +118,7 @@ check "a second write to a cached block lands after the first" \
 # --- random writes against the model, then remove/create ----------------
 check "data writes to the backing now take 20 ms" write_delay 20
 check "remove" dm_remove cv08
-dm_create cv08 "0 $((NB * 8)) caveat $B 4 1 3 write_cache 64 format" ||
+dm_create cv08 "0 $((NB * 8)) caveat $B 4 1 3 write_cache_kib 256 format" ||
 	bail "cannot format"
 cv_py random --dev $D --dm cv08 --blocks $NB --did 4 --dnor 1 \
 	--seed "${CV_SEED:-8}" --writes 200 --reads 200 --state "$T_WORK/model.json"

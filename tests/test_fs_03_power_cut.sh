@@ -11,7 +11,7 @@
 #
 # File systems across a power cut (docs/crash-testing.md): f2fs and zoned
 # btrfs on host-managed drives, ext4 on a drive-managed one, each drive
-# with a 32 MiB volatile write cache (write_cache: what a file system did
+# with a 32 MiB volatile write cache (write_cache_kib: what a file system did
 # not flush is lost, not just left unrecorded). For each: a
 # workload that creates, overwrites and deletes files, fsyncing each file
 # and the directory and logging what was durable (tests/lib/fs_power.py);
@@ -99,7 +99,7 @@ if modprobe f2fs 2> /dev/null; grep -qw f2fs /proc/filesystems; then
 	back=$(new_big_backing 2) || bail "no backing device"
 	n=t_${TID}_f2
 	check "f2fs: create a host-managed drive" \
-		dm_create $n "0 $((NZ * ZS)) smr $back host-managed $ZS 7 conv_zones 3 max_open 8 write_cache 32 format"
+		dm_create $n "0 $((NZ * ZS)) smr $back host-managed $ZS 7 conv_zones 3 max_open 8 write_cache_kib 32768 format"
 	check "f2fs: mkfs.f2fs -m" mkfs.f2fs -f -m "/dev/mapper/$n"
 	if cut_run f2fs $n; then
 		# A mount rolls forward what was fsync'd after the last
@@ -126,7 +126,7 @@ if modprobe btrfs 2> /dev/null; grep -qw btrfs /proc/filesystems; then
 	back=$(new_big_backing 2) || bail "no backing device"
 	n=t_${TID}_bt
 	check "btrfs: create a host-managed drive" \
-		dm_create $n "0 $((NZ * ZS)) smr $back host-managed $ZS 7 conv_zones 0 max_open 12 write_cache 32 format"
+		dm_create $n "0 $((NZ * ZS)) smr $back host-managed $ZS 7 conv_zones 0 max_open 12 write_cache_kib 32768 format"
 	check "btrfs: mkfs.btrfs -O zoned" mkfs.btrfs -f -O zoned "/dev/mapper/$n"
 	if cut_run btrfs $n; then
 		check "btrfs: btrfs check --readonly is clean" btrfs check --readonly "/dev/mapper/$n"
@@ -142,7 +142,7 @@ BAND=65536 LEN=$((16 * 65536))		# 512 MiB of 32 MiB bands
 back=$(new_big_backing 1) || bail "no backing device"
 n=t_${TID}_e4
 check "ext4: create a drive-managed drive (32 MiB cache, idle_ms 500)" \
-	dm_create $n "0 $LEN smr $back drive-managed $BAND 7 cache_sectors 65536 idle_ms 500 write_cache 32 format" &&
+	dm_create $n "0 $LEN smr $back drive-managed $BAND 7 cache_sectors 65536 idle_ms 500 write_cache_kib 32768 format" &&
 check "ext4: mkfs.ext4" mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "/dev/mapper/$n" &&
 if cut_run ext4 $n; then
 	# A mount replays the journal; then the whole check must be clean.

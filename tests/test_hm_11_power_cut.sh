@@ -255,7 +255,7 @@ done
 check "remove" dm_remove "$name"
 K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 1 id_mbps 1"
 check "create with a 1 MB/s timing model and a 64 MiB write cache" \
-	dm_create "$name" "0 $LEN smr $back host-managed $ZS 2 conv_zones 2 timing 14 $K wcache_mib 64"
+	dm_create "$name" "0 $LEN smr $back host-managed $ZS 2 conv_zones 2 timing 14 $K buffer_mib 64"
 udevadm settle 2> /dev/null
 check "reset zone 3" hm_zop "$dev" reset $(zs 3)
 read -r fl_ms fl_err cut_ms < <(python3 - "$dev" "$name" $(( $(zs 3) * 512 )) <<'EOF'

@@ -3,7 +3,8 @@
 # TIMEOUT: 600
 # SLOW: 1
 # LANE: 2
-# The timing model's volatile write cache (docs/timing.md, wcache_mib),
+# The timing model's volatile write cache (docs/timing.md, buffer_mib;
+# wcache_mib, its old name, still accepted and printed back as buffer_mib),
 # over a RAM-backed null_blk:
 #   - bad values are refused with the reason in the log;
 #   - writes at depth 1 are acknowledged from the cache, far sooner than
@@ -69,10 +70,12 @@ EOF
 
 # ---------------------------------------------------------- bad input ---
 refuse() { dm_refuse tm04x "$@"; }
-refuse "wcache_mib above 4096" "$CV timing 14 $K wcache_mib 4097" "value out of range"
-refuse "wcache_mib without a value" "$CV timing 13 $K wcache_mib" "every key needs a value"
-refuse "wcache_mib not a number" "$CV timing 14 $K wcache_mib 16M" "value out of range"
-refuse "wcache_mib twice" "$CV timing 16 $K wcache_mib 16 wcache_mib 8" "key given twice"
+refuse "buffer_mib above 4096" "$CV timing 14 $K buffer_mib 4097" "value out of range"
+refuse "buffer_mib without a value" "$CV timing 13 $K buffer_mib" "every key needs a value"
+refuse "buffer_mib not a number" "$CV timing 14 $K buffer_mib 16M" "value out of range"
+refuse "buffer_mib twice" "$CV timing 16 $K buffer_mib 16 buffer_mib 8" "key given twice"
+refuse "buffer_mib and its old name wcache_mib" "$CV timing 16 $K buffer_mib 16 wcache_mib 8" \
+	"key given twice"
 
 # ---------------------------------------- without the cache: the base ---
 check "create the 7200 rpm disk without a write cache" dm_create tm04 "$CV 1 format timing 12 $K"
@@ -86,11 +89,12 @@ fi
 dm_remove tm04
 
 # ------------------------------------------- the cache: ack, then flush ---
-check "create it with a 16 MiB write cache" dm_create tm04 "$CV 1 format timing 14 $K wcache_mib 16"
+check "create it with a 16 MiB write cache (the old key name)" \
+	dm_create tm04 "$CV 1 format timing 14 $K wcache_mib 16"
 t=$(dmsetup table tm04)
 case $t in
-*" timing 14 $K wcache_mib 16") ok "the table line prints wcache_mib back" ;;
-*) not_ok "the table line prints wcache_mib back" "got: $t" ;;
+*" timing 14 $K buffer_mib 16") ok "the table line prints wcache_mib 16 back as buffer_mib 16" ;;
+*) not_ok "the table line prints wcache_mib 16 back as buffer_mib 16" "got: $t" ;;
 esac
 udevadm settle 2> /dev/null
 read -r w1 f1 b1 < <(burst 64 4096 1)
@@ -126,7 +130,7 @@ dm_remove tm04
 # 1 MiB of cache, 512 writes of 4 KiB: the first 256 fill it, each of the
 # next waits for the destage of the one 256 before it. The writes take
 # about half the modelled busy time (the flush the rest).
-check "create it with a 1 MiB write cache" dm_create tm04 "$CV 1 format timing 14 $K wcache_mib 1"
+check "create it with a 1 MiB write cache" dm_create tm04 "$CV 1 format timing 14 $K buffer_mib 1"
 udevadm settle 2> /dev/null
 read -r w3 f3 b3 < <(burst 512 4096 1 3)
 diag "1 MiB cache: 512 writes $w3 ms, flush $f3 ms, modelled busy $b3 ms"
@@ -148,7 +152,7 @@ dm_remove tm04
 HS=$((128 * 2048))
 KSLOW="${K/od_mbps 65 id_mbps 31/od_mbps 1 id_mbps 1}"
 check "create a host-managed device (1 MB/s) with a 64 MiB write cache" \
-	dm_create tm04 "0 $HS smr $nb host-managed 32768 1 format timing 14 $KSLOW wcache_mib 64"
+	dm_create tm04 "0 $HS smr $nb host-managed 32768 1 format timing 14 $KSLOW buffer_mib 64"
 udevadm settle 2> /dev/null
 read -r w4 f4 b4 < <(python3 - "$D" <<'EOF'
 import mmap, os, subprocess, time
@@ -183,7 +187,7 @@ check "remove" dm_remove tm04
 # device is suspended and resumed, the writes complete, and the device
 # is removed with the destage still pending in the model. Neither may
 # wait for the destage; fio reads back every block on a new device.
-DT="$CV 1 format timing 14 $K wcache_mib 64"
+DT="$CV 1 format timing 14 $K buffer_mib 64"
 check "create it with a 64 MiB write cache" dm_create tm04 "$DT"
 fio --name=v --filename=$D --rw=randwrite --bs=4k --size=8M --offset=64M \
 	--direct=1 --ioengine=libaio --iodepth=16 --randseed=9 --verify=crc32c \
@@ -215,7 +219,7 @@ if [ "$rms" -lt 10000 ]; then
 else
 	not_ok "remove with cached writes not destaged" "took $rms ms (model busy $busy ms)"
 fi
-check "create the device again" dm_create tm04 "${DT% 1 format timing*} timing 14 $K wcache_mib 64"
+check "create the device again" dm_create tm04 "${DT% 1 format timing*} timing 14 $K buffer_mib 64"
 if fio --name=v --filename=$D --rw=randwrite --bs=4k --size=8M --offset=64M \
 	--direct=1 --ioengine=libaio --iodepth=16 --randseed=9 --verify=crc32c \
 	--verify_only=1 --output="$T_WORK/tm04-verify"; then

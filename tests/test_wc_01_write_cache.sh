@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 600
 #
-# dm-smr's volatile write cache (table option write_cache <MiB>,
+# dm-smr's volatile write cache (table option write_cache_kib <KiB>,
+# write_cache <MiB> before,
 # dm-smr/dm-smr-wcache.h, docs/crash-testing.md), in both modes, one boot.
 # The module parameter write_cache_age_ms is set to ten minutes, so what
 # the cache holds stays there until something sends it home.
 #
 # Host-managed, 8 MiB zones, three conventional:
 #  1. refusals, each with its reason in the log; the table line prints
-#     write_cache back; queue/write_cache says "write back".
+#     write_cache_kib back, also for the old spelling write_cache <MiB>;
+#     queue/write_cache says "write back".
 #  2. acknowledged before durable: after writes to a conventional and a
 #     sequential zone the backing device has not changed and the cache
 #     holds them; a read returns the new data (it waits for the cache to
@@ -86,20 +88,31 @@ back=$(new_backing 80) || bail "no backing device"
 name=t_${TID}_hm
 dev=/dev/mapper/$name
 HMT="0 $LEN smr $back host-managed $ZS"
-dm_refuse "${name}x" "write_cache 0" "$HMT 2 write_cache 0" "write_cache must be a size in MiB"
-dm_refuse "${name}x" "write_cache 2000" "$HMT 2 write_cache 2000" "write_cache must be a size in MiB"
-dm_refuse "${name}x" "write_cache x" "$HMT 2 write_cache x" "write_cache must be a size in MiB"
-dm_refuse "${name}x" "write_cache with the timing model" \
-	"$HMT 3 format write_cache 8 timing 12 rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 30" \
-	"write_cache cannot be combined with the timing model"
+KIBERR="write_cache_kib must be a size in KiB from 1024 to 1048576"
+dm_refuse "${name}x" "write_cache_kib 0" "$HMT 2 write_cache_kib 0" "$KIBERR"
+dm_refuse "${name}x" "write_cache_kib 1023" "$HMT 2 write_cache_kib 1023" "$KIBERR"
+dm_refuse "${name}x" "write_cache_kib 2 GiB" "$HMT 2 write_cache_kib 2097152" "$KIBERR"
+dm_refuse "${name}x" "write_cache_kib x" "$HMT 2 write_cache_kib x" "$KIBERR"
+dm_refuse "${name}x" "write_cache_kib not whole pages" "$HMT 2 write_cache_kib 1025" \
+	"write_cache_kib must be a whole number of pages"
+dm_refuse "${name}x" "write_cache 0 (the old spelling, MiB)" "$HMT 2 write_cache 0" \
+	"write_cache (write_cache_kib's old spelling) must be a size in MiB from 1 to 1024"
+dm_refuse "${name}x" "write_cache 2000" "$HMT 2 write_cache 2000" "must be a size in MiB from 1 to 1024"
+dm_refuse "${name}x" "write_cache_kib and write_cache both" \
+	"$HMT 4 write_cache_kib 8192 write_cache 8" "are one option: give one"
+dm_refuse "${name}x" "write_cache_kib with the timing model" \
+	"$HMT 3 format write_cache_kib 8192 timing 12 rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 30" \
+	"write_cache_kib cannot be combined with the timing model"
 
+# The old spelling, write_cache <MiB>, is accepted and printed back as
+# write_cache_kib, so a reload of the printed line is the same device.
 hm_create "$name" $LEN "$back" $ZS conv_zones 3 write_cache 8 format ||
 	bail "cannot create the device"
-assert_eq "the table line prints write_cache back" \
-	"host-managed $ZS 4 conv_zones 3 write_cache 8" \
+assert_eq "the table line prints write_cache 8 back as write_cache_kib 8192" \
+	"host-managed $ZS 4 conv_zones 3 write_cache_kib 8192" \
 	"$(dmsetup table "$name" | cut -d' ' -f5-)"
 assert_eq "queue/write_cache of the device" "write back" "$(hm_sysfs "$dev" write_cache)"
-wc_expect "the write_cache message: 8 MiB, empty" "$dev" "mib == 8" "held_kib == 0"
+wc_expect "the write_cache message: 8 MiB, empty" "$dev" "kib == 8192" "held_kib == 0"
 out=$(hm_msg "$dev" write_cache now)
 [ $? != 0 ] && ok "refused: write_cache with a word after it" ||
 	not_ok "refused: write_cache with a word after it" "$out"
@@ -204,12 +217,14 @@ CACHE=8192
 dname=t_${TID}_dm
 ddev=/dev/mapper/$dname
 dback=$(new_backing 80) || bail "no backing device"
-DOPTS=(cache_sectors $CACHE idle_ms 0 write_cache 16)
-dm_refuse "${dname}x" "drive-managed write_cache 0" \
-	"$(dms_table $DLEN "$dback" $BAND write_cache 0)" "write_cache must be a size in MiB"
+DOPTS=(cache_sectors $CACHE idle_ms 0 write_cache_kib 16384)
+dm_refuse "${dname}x" "drive-managed write_cache_kib 0" \
+	"$(dms_table $DLEN "$dback" $BAND write_cache_kib 0)" "$KIBERR"
+dm_refuse "${dname}x" "drive-managed write_cache 0 (the old spelling)" \
+	"$(dms_table $DLEN "$dback" $BAND write_cache 0)" "must be a size in MiB from 1 to 1024"
 dms_create "$dname" $DLEN "$dback" $BAND "${DOPTS[@]}" format || bail "cannot create $dname"
-assert_eq "drive-managed: the table line prints write_cache back" \
-	"drive-managed $BAND 6 cache_sectors $CACHE idle_ms 0 write_cache 16" \
+assert_eq "drive-managed: the table line prints write_cache_kib back" \
+	"drive-managed $BAND 6 cache_sectors $CACHE idle_ms 0 write_cache_kib 16384" \
 	"$(dmsetup table "$dname" | cut -d' ' -f5-)"
 # Five random blocks (to the persistent cache) and band 5 from its start
 # (sequential: bypass), clear of the device's first and last MiB.
@@ -279,7 +294,7 @@ check "drive-managed: remove" dm_remove "$dname"
 ename=t_${TID}_dmc
 edev=/dev/mapper/$ename
 eback=$(new_backing 80) || bail "no backing device"
-dms_create "$ename" $DLEN "$eback" $BAND cache_sectors $CACHE idle_ms 0 write_cache 4 format ||
+dms_create "$ename" $DLEN "$eback" $BAND cache_sectors $CACHE idle_ms 0 write_cache_kib 4096 format ||
 	bail "cannot create $ename"
 etab0=$(dmsetup table "${eback#/dev/mapper/}")
 check "each band's second half holds writes 15 s" dms_slow_bands "$eback" $DLEN $BAND $CACHE 15000

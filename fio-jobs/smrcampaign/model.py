@@ -41,7 +41,7 @@ CV_FIELDS = ["writes", "damaging_writes", "damaged_blocks",
              "valid_blocks", "commits", "mem_bytes", "journal_writes",
              # the timing model's (docs/timing.md), since caveat 0.2.0
              "model_busy_ms", "model_lag_ms",
-             # the write cache's (write_cache), since caveat 0.3.0
+             # the write cache's (write_cache_kib), since caveat 0.3.0
              "cached_writes"]
 CV_FIELDS_MIN = 9
 STRING_FIELDS = ("mode", "state", "policy")

@@ -50,7 +50,7 @@ the mark before it was issued lies before the state's last entry.
   cv  the damage map is never falsely clean and loses nothing flushed: a
       block valid in the map holds its last durable write or a later
       possible one (with scramble on, a block damaged on the backing
-      but reported clean holds 0xdb, not a write; with write_cache,
+      but reported clean holds 0xdb, not a write; with write_cache_kib,
       which rules scramble out, the last check below finds it); a block
       valid after the durable writes and neither written nor damaged by
       a possible one is valid and holds that write; a block maybe

@@ -39,7 +39,8 @@ import sys
 FRAC = 20  # fixed-point bits, as SMR_TM_FRAC_SHIFT
 KEYS = ("rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
         "id_mbps", "overhead_us", "cache_at", "drive_mb", "start_mb",
-        "wcache_mib")  # the write cache changes when, not how long
+        "buffer_mib")  # the drive's buffer changes when, not how long
+RENAMED = {"wcache_mib": "buffer_mib"}  # old name: the kernel takes both
 
 
 def mb_sectors(mb):
@@ -67,6 +68,7 @@ class Model:
     def __init__(self, keys, length):
         self.p = dict.fromkeys(KEYS, 0)
         for k, v in keys.items():
+            k = RENAMED.get(k, k)
             if k not in KEYS:
                 raise ValueError("unknown timing key %s" % k)
             self.p[k] = int(v)

@@ -445,6 +445,7 @@ class ClosedLoop(unittest.TestCase):
         keys = {k: int(kv[k]) for k in ("rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us",
                                         "od_mbps", "id_mbps", "overhead_us")}
         tm_model.Model(keys, 1 << 20)  # the kernel's bounds hold (raises otherwise)
+        self.assertNotIn("buffer_mib", kv)
         self.assertNotIn("wcache_mib", kv)
 
     def test_host_managed_layout(self):

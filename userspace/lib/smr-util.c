@@ -287,8 +287,13 @@ static uint64_t dm_cache_sectors(const struct smr_geom *g, uint64_t len,
 /* The timing model's keys (the kernel checks their ranges). */
 static const char *const timing_keys[] = {
 	"rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
-	"id_mbps", "overhead_us", "cache_at", "drive_mb", "wcache_mib",
+	"id_mbps", "overhead_us", "cache_at", "drive_mb", "buffer_mib",
 	"queue_depth", NULL
+};
+
+/* Keys renamed since profiles were first written: old, new. */
+static const char *const timing_renamed[][2] = {
+	{ "wcache_mib", "buffer_mib" },
 };
 
 static int timing_add(struct smr_geom *g, const char *k, const char *v)
@@ -360,12 +365,12 @@ static int timing_fits(const struct smr_geom *g, uint64_t len, char *err,
 
 /*
  * --write-cache MIB: a volatile write cache (docs/dm-smr.rst "The write
- * cache", docs/dm-caveat.rst). dm-smr takes MiB; caveat takes blocks, at
- * most 64 MiB of them. Neither combines with a timing model.
+ * cache", docs/dm-caveat.rst): the table option write_cache_kib of every
+ * model; caveat's holds at most 64 MiB. Neither combines with a timing
+ * model.
  */
 static int write_cache_opt(const struct smr_geom *g, enum smr_model m,
-			   uint64_t block_size, struct optbuf *o, char *err,
-			   size_t elen)
+			   struct optbuf *o, char *err, size_t elen)
 {
 	int64_t max = m == MODEL_CAVEAT ? 64 : 1024;
 
@@ -377,14 +382,10 @@ static int write_cache_opt(const struct smr_geom *g, enum smr_model m,
 		return -EINVAL;
 	}
 	if (g->timing_words) {
-		seterr(err, elen, "a write cache does not combine with the timing model (its wcache_mib models a cache's time): add --no-timing, or leave out --write-cache");
+		seterr(err, elen, "a write cache does not combine with the timing model (its buffer_mib models a cache's time): add --no-timing, or leave out --write-cache");
 		return -EINVAL;
 	}
-	if (m == MODEL_CAVEAT)
-		opt_add(o, " write_cache %" PRIu64,
-			((uint64_t)g->write_cache_mib << 20) / block_size);
-	else
-		opt_add(o, " write_cache %" PRId64, g->write_cache_mib);
+	opt_add(o, " write_cache_kib %" PRId64, g->write_cache_mib << 10);
 	return 0;
 }
 
@@ -495,7 +496,7 @@ static int table_dm(const struct smr_geom *g, const char *dev,
 	}
 	if (g->seq_bypass >= 0)
 		opt_add(&o, " seq_bypass %s", g->seq_bypass ? "on" : "off");
-	if (write_cache_opt(g, MODEL_DRIVE_MANAGED, 0, &o, err, elen))
+	if (write_cache_opt(g, MODEL_DRIVE_MANAGED, &o, err, elen))
 		return -EINVAL;
 	if (g->format)
 		opt_add(&o, " format");
@@ -616,7 +617,7 @@ static int table_hm(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " max_open %" PRId64, g->max_open);
 	if (g->max_active >= 0)
 		opt_add(&o, " max_active %" PRId64, g->max_active);
-	if (write_cache_opt(g, MODEL_HOST_MANAGED, 0, &o, err, elen))
+	if (write_cache_opt(g, MODEL_HOST_MANAGED, &o, err, elen))
 		return -EINVAL;
 	if (g->format)
 		opt_add(&o, " format");
@@ -687,7 +688,7 @@ static int table_cv(const struct smr_geom *g, const char *dev,
 		opt_add(&o, " unshingled %" PRId64, g->unshingled);
 	if (g->on_damaged_read >= 0)
 		opt_add(&o, " on_damaged_read %s", g->on_damaged_read ? "zero" : "error");
-	if (write_cache_opt(g, MODEL_CAVEAT, bs, &o, err, elen))
+	if (write_cache_opt(g, MODEL_CAVEAT, &o, err, elen))
 		return -EINVAL;
 	if (g->format)
 		opt_add(&o, " format");
@@ -778,6 +779,9 @@ static int profile_kv(struct smr_geom *g, const char *k, const char *v)
 	if (!strcmp(k, "drive_mb") &&
 	    (parse_u64(v, &x) || !x || x > UINT32_MAX || g->drive_mb))
 		return -EINVAL;
+	for (i = 0; i < (int)(sizeof(timing_renamed) / sizeof(timing_renamed[0])); i++)
+		if (!strcmp(k, timing_renamed[i][0]))
+			k = timing_renamed[i][1];
 	for (i = 0; timing_keys[i]; i++)
 		if (!strcmp(k, timing_keys[i])) {
 			if (!strcmp(k, "drive_mb"))

@@ -183,7 +183,7 @@ static void test_tables(void)
 	g.write_cache_mib = 16;
 	g.format = 1;
 	r = smr_compute_table(&g, "/dev/vda", 2 * GiB, t, sizeof(t), err, sizeof(err));
-	eq_str(r ? err : t, "0 2097152 smr /dev/vda drive-managed 65536 5 cache_sectors 131072 write_cache 16 format",
+	eq_str(r ? err : t, "0 2097152 smr /dev/vda drive-managed 65536 5 cache_sectors 131072 write_cache_kib 16384 format",
 	       "dm table with a write cache");
 	g.write_cache_mib = 2000;
 	ok(smr_compute_table(&g, "/dev/vda", 2 * GiB, t, sizeof(t), err, sizeof(err)) &&
@@ -199,7 +199,7 @@ static void test_tables(void)
 	g.zone = 16 * MiB;
 	g.write_cache_mib = 8;
 	r = smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err));
-	eq_str(r ? err : t, "0 524288 smr /dev/sdb host-managed 32768 2 write_cache 8",
+	eq_str(r ? err : t, "0 524288 smr /dev/sdb host-managed 32768 2 write_cache_kib 8192",
 	       "hm table with a write cache");
 	geom_init(&g);
 	g.model = MODEL_CAVEAT;
@@ -208,7 +208,7 @@ static void test_tables(void)
 	g.dnor = 1;
 	g.write_cache_mib = 8;
 	r = smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err));
-	ok(!r && strstr(t, " write_cache 2048"), "caveat write cache in 4 KiB blocks (%s)",
+	ok(!r && strstr(t, " write_cache_kib 8192"), "caveat write cache in KiB, as dm-smr's (%s)",
 	   r ? err : t);
 	g.write_cache_mib = 65;
 	ok(smr_compute_table(&g, "/dev/sdb", GiB, t, sizeof(t), err, sizeof(err)) &&
@@ -404,11 +404,17 @@ static void test_profiles(const char *dir)
 		   smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
 		   strstr(err, "no drive_mb"), "start_mb without drive_mb refused (%s)", err);
 		geom_init(&g);
-		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%swcache_mib = 16\nqueue_depth = 32\n", tm);
+		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%sbuffer_mib = 16\nqueue_depth = 32\n", tm);
 		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
 		   !smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
-		   strstr(t, " timing 16 rpm 7200 ") && strstr(t, " wcache_mib 16 queue_depth 32"),
-		   "wcache_mib and queue_depth go into the timing group (%s)", t);
+		   strstr(t, " timing 16 rpm 7200 ") && strstr(t, " buffer_mib 16 queue_depth 32"),
+		   "buffer_mib and queue_depth go into the timing group (%s)", t);
+		geom_init(&g);
+		snprintf(text, sizeof(text), "model = caveat\ndid = 0\ndnor = 0\n%swcache_mib = 16\n", tm);
+		ok(!profile_apply_text(text, "t", &g, err, sizeof(err)) &&
+		   !smr_compute_table(&g, "/dev/x", 64ULL << 30, t, sizeof(t), err, sizeof(err)) &&
+		   strstr(t, " buffer_mib 16") && !strstr(t, "wcache_mib"),
+		   "a profile's wcache_mib, buffer_mib's old name, becomes buffer_mib (%s)", t);
 		geom_init(&g);
 		ok(profile_apply_text("model = caveat\ndrive_mb = 0\n", "p", &g, err, sizeof(err)) &&
 		   strstr(err, "drive_mb"), "drive_mb 0 refused (%s)", err);

@@ -28,7 +28,7 @@ id_mbps = 31
 drive_mb = 500107
 # Write cache: 16 MB, the buffer listed for the SATA model (KLA360) in
 # product listings; estimate, not read in the data sheet here.
-wcache_mib = 16
+buffer_mib = 16
 # Command queueing: SATA NCQ takes 32 commands; that this drive queues
 # 32 is an estimate (hdparm -I shows a real drive's depth).
 queue_depth = 32

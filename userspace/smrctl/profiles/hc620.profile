@@ -29,7 +29,7 @@ drive_mb = 14000519
 # Write cache: 512 MiB; estimate (the size press and listings give for
 # the Ultrastar DC HC600 family; we could not read it in the drive's
 # specification).
-wcache_mib = 512
+buffer_mib = 512
 # Command queueing: a SAS drive queues more than 32 commands (TCQ); the
 # model takes 32 at most. Estimate.
 queue_depth = 32

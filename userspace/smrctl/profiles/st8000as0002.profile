@@ -40,7 +40,7 @@ cache_at = 0
 drive_mb = 8001563
 # Write cache: 128 MB, as product listings give it for this drive;
 # estimate, not read in the data sheet here.
-wcache_mib = 128
+buffer_mib = 128
 # Command queueing: SATA NCQ, 32 commands (the depth SATA allows; this
 # drive's own figure not checked). Estimate.
 queue_depth = 32
