@@ -277,6 +277,23 @@ void smr_tm_end_bio(struct smr_tm *tm, struct smr_tm_bio *tb,
 		    struct bio *bio);
 
 /*
+ * A target's host bio whose I/O is done, with or without a model (@tm
+ * NULL): a success ends at its modelled end, a failure now, off the
+ * model's queue. Any context.
+ */
+static inline void smr_tm_bio_done(struct smr_tm *tm, struct smr_tm_bio *tb,
+				   struct bio *bio)
+{
+	if (tm && !bio->bi_status) {
+		smr_tm_end_bio(tm, tb, bio);
+		return;
+	}
+	if (tm)
+		smr_tm_cancel(tm, tb);
+	bio_endio(bio);
+}
+
+/*
  * A completion that is not a bio's end (host-managed mode finishes its
  * own I/O records): if tb->end is still ahead and the model is not
  * quiet, start tb's timer to call @fn at tb->end and return true; else

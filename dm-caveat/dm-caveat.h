@@ -309,13 +309,7 @@ static inline void cv_end_bio(struct cv_target *sc, struct bio *bio)
 {
 	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 
-	if (sc->tm && !bio->bi_status) {
-		smr_tm_end_bio(sc->tm, &io->tm, bio);
-		return;
-	}
-	if (sc->tm)
-		smr_tm_cancel(sc->tm, &io->tm);
-	bio_endio(bio);
+	smr_tm_bio_done(sc->tm, &io->tm, bio);
 }
 
 /*

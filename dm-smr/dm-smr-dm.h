@@ -307,13 +307,7 @@ static inline void smr_dm_end_bio(struct smr_target *sc, struct bio *bio)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
-	if (sc->tm && !bio->bi_status) {
-		smr_tm_end_bio(sc->tm, &io->tm, bio);
-		return;
-	}
-	if (sc->tm)
-		smr_tm_cancel(sc->tm, &io->tm);
-	bio_endio(bio);
+	smr_tm_bio_done(sc->tm, &io->tm, bio);
 }
 
 static inline void smr_mark_slots_dirty(struct smr_target *sc, u32 slot, u32 n)
