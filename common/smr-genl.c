@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Generic netlink scaffolding shared by dm-smr and dm-caveat; see
- * smr-genl.h. Compiled into both modules.
+ * smr-genl.h. Part of the library module smr-common.
  */
 #include <linux/jiffies.h>
 #include <linux/kdev_t.h>

@@ -6,10 +6,12 @@
  * claim registry (smr-claim.c), one for both targets, so an smr and a
  * caveat drive over one backing device refuse each other.
  *
- * Floors: smr-timing calls smr-args, smr-faults calls smr-genl and this
- * file (smr_wq_once()); nothing else here calls another file, and nothing calls into a target: the
- * targets hand in callbacks (smr_slots_ops, smr_power_ops, the fault
- * trace).
+ * Floors (docs/tree.md draws them): smr-power calls smr-timing and
+ * smr-slots (a cut halts the store and quiets the model); smr-timing
+ * calls smr-args; smr-faults calls smr-genl and this file
+ * (smr_wq_once()). Nothing else here calls another file, and nothing
+ * calls into a target: the targets hand in callbacks (smr_slots_ops,
+ * smr_power_ops, the fault trace).
  */
 #include <linux/module.h>
 #include <linux/device-mapper.h>

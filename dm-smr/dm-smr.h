@@ -11,7 +11,8 @@
  *   dm-smr-hm-zone.c   host-managed: the zone state machine and resources
  *   dm-smr-hm-md.c     host-managed: its metadata records (zone table)
  *   dm-smr-zdev.c      the zoned block device host-managed mode runs on
- *   dm-smr-dm.c        drive-managed mode: the target (table, I/O, status)
+ *   dm-smr-dm.c        drive-managed mode: the table and the write path
+ *   dm-smr-dm-read.c   drive-managed: reads, split where cache and band meet
  *   dm-smr-dm-cache.c  drive-managed: the persistent cache and its index
  *   dm-smr-dm-bands.c  drive-managed: the bands holding cache slots, in
  *                      the orders the cleaning policies pick by
@@ -21,7 +22,10 @@
  *   dm-smr-dm-status.c drive-managed: status, counters, messages
  *   dm-smr-dm.h        drive-managed: private types, shared prototypes
  *   dm-smr-power.c     what a power cut does to each mode's drive
+ *   dm-smr-wcache.c    a volatile write cache of data (dm-smr-wcache.h)
+ *   dm-smr-wc.c        where each mode's I/O goes through that cache
  *   dm-smr-nl.c        generic netlink events and dumps
+ *   dm-smr-test.c      test hooks in debugfs (dm-smr-test.h)
  * Under it, the library module smr-common (common/, shared with
  * dm-caveat): metadata slots, arguments, netlink events, the timing
  * model, the claim, the power switch, media faults.
@@ -369,6 +373,8 @@ void smr_hm_zone_dirty(struct smr_target *sc, u32 zno);
 void smr_hm_submit(struct smr_target *sc, struct bio *bio);
 bool smr_hm_read_remap(struct smr_target *sc, struct bio *bio);
 void smr_hm_power_fail(struct smr_target *sc, struct bio *bio);
+int smr_hm_ctx_init(struct smr_target *sc);
+void smr_hm_ctx_exit(struct smr_target *sc);
 
 /* Functions defined in dm-smr-wc.c: the write cache in each mode. */
 /*
@@ -397,8 +403,6 @@ int smr_wc_message(struct smr_target *sc, unsigned int argc, char **argv,
 /* Functions defined in dm-smr-power.c */
 void smr_hm_power_setup(struct smr_target *sc);
 void smr_dm_power_setup(struct smr_target *sc);
-int smr_hm_ctx_init(struct smr_target *sc);
-void smr_hm_ctx_exit(struct smr_target *sc);
 
 /* Functions defined in dm-smr-hm-zone.c (sc->lock held unless noted) */
 const char *smr_cond_name(u8 cond);
