@@ -54,7 +54,7 @@ INSTALL_MOD_DIR ?= extra
 MODDIR = $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 MODULES := common/smr-common dm-smr/dm-smr dm-caveat/dm-caveat
 
-.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo demo-run deps vm-check libzbc-check debug-extras
+.PHONY: dkms-shadow-check all modules test-modules install install-kver-check uninstall clean check demo demo-run deps vm-check libzbc-check fstests debug-extras
 
 all: modules
 
@@ -140,6 +140,21 @@ libzbc-check:
 	$(MAKE) modules test-modules KVER=$(KVER)
 	$(MAKE) -C userspace smr-scsi/smr-scsi
 	tests/vm-run --kernel $(KVER) --results tests/results/libzbc-$(KVER) tests/conformance/libzbc-scsi.sh
+
+# fstests on emulated drives against a baseline in the same boot
+# (tests/conformance/fstests.sh, docs/testing.md "fstests"). Not in make
+# check: a configuration takes longer than CI has room for.
+# FSTESTS_SRC: fstests' source, an archive or a tree (default: the archive
+# in ../shared/sources/; upstream: git.kernel.org/pub/scm/fs/xfs/
+# xfstests-dev.git). SMR_FSTESTS_CONFIGS and SMR_FSTESTS_TESTS choose
+# what runs (the script's header says how); the guest gets 4 GiB for
+# the baseline's memory-backed devices.
+fstests:
+	scripts/setup-deps.sh
+	scripts/setup-fstests.sh
+	$(MAKE) modules test-modules KVER=$(KVER)
+	$(MAKE) -C userspace
+	SMR_VM_MEM=$${SMR_VM_MEM:-4G} tests/vm-run --kernel $(KVER) --results tests/results/fstests-$(KVER) tests/conformance/fstests.sh
 
 # The modules the SCSI and array tests need that the debug kernels were
 # built without (target_core_user, tcm_loop, raid1, raid456 and what they

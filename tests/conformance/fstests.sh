@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TIMEOUT: 14400
+#
+# fstests (xfstests), the file systems' own suite, on emulated drives and
+# on a baseline in the same boot: every test that passes on the baseline
+# must pass on the drive (docs/testing.md, "fstests"). fstests is built
+# by scripts/setup-fstests.sh from ../shared/sources or FSTESTS_SRC; it
+# takes longer than CI has room for, so it is not in tests/test_*.sh:
+# `make fstests` runs it (KVER= picks the kernel).
+#
+# Configurations (SMR_FSTESTS_CONFIGS, default all), each a test device
+# and a scratch device:
+#   f2fs-hm    f2fs on two host-managed drives; baseline: two zoned
+#              null_blk devices of the same geometry
+#   btrfs-hm   btrfs (zoned) likewise
+#   ext4-dm    ext4 on two drive-managed drives; baseline: dm-linear over
+#              the same backing ranges
+#   xfs-dm     xfs likewise
+# The tests: SMR_FSTESTS_TESTS (fstests' own arguments, e.g.
+# "generic/001 -g zone"), else tests/conformance/fstests.list. Each
+# test's result on both sides is in the log
+# ("generic/013 baseline=pass drive=pass").
+
+. "$(dirname "$0")/../common.sh"
+. "$(dirname "$0")/../lib/hm.sh"
+. "$(dirname "$0")/../lib/dm.sh"
+
+_prep_test "fstests on emulated drives against a baseline in the same boot"
+require_cmd dmsetup blkzone python3
+require_target smr
+FST=${SMR_FSTESTS_DIR:-/var/lib/dm-smr/fstests}
+[ -x "$FST/check" ] || skip_all "fstests is not built in $FST (scripts/setup-fstests.sh)"
+CONFIGS=${SMR_FSTESTS_CONFIGS:-f2fs-hm btrfs-hm ext4-dm xfs-dm}
+if [ -n "${SMR_FSTESTS_TESTS:-}" ]; then
+	read -r -a TESTS <<< "$SMR_FSTESTS_TESTS"
+else
+	mapfile -t TESTS < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' \
+		"$(dirname "$0")/fstests.list" | tr -s ' \t' '\n')
+fi
+[ ${#TESTS[@]} -gt 0 ] || bail "no tests to run"
+
+# Each device 1 GiB: fstests' scratch tests mostly want less, and four
+# memory-backed null_blk devices must fit the guest (SMR_VM_MEM).
+MB=${SMR_FSTESTS_MB:-1024}
+ZS=32768		# 16 MiB zones
+CONV=4			# f2fs keeps its metadata in conventional zones
+BAND=65536		# drive-managed: 32 MiB bands
+CACHE=131072		# and a 64 MiB persistent cache
+LEN=$((MB * 2048))
+MNT_T=$T_MNT/test MNT_S=$T_MNT/scratch
+mkdir -p "$MNT_T" "$MNT_S"
+
+# mkfs_for FSTYP: the mkfs options fstests should use (MKFS_OPTIONS).
+mkfs_opts() {
+	case $1 in
+	f2fs) echo "-m" ;;		# zoned-device support
+	btrfs) echo "-O zoned" ;;
+	*) echo "" ;;
+	esac
+}
+
+# mkfs_test FSTYP DEV: make the test device's file system (fstests
+# expects TEST_DEV ready).
+mkfs_test() {
+	case $1 in
+	f2fs) mkfs.f2fs -f -m "$2" ;;
+	btrfs) mkfs.btrfs -f -O zoned "$2" ;;
+	ext4) mkfs.ext4 -F -q "$2" ;;
+	xfs) mkfs.xfs -f -q "$2" ;;
+	esac > "$T_WORK/mkfs.log" 2>&1
+}
+
+# run_side NAME FSTYP TEST_DEV SCRATCH_DEV: fstests on one pair; the
+# per-test results go to $T_WORK/NAME.results ("test status").
+run_side() {
+	local side=$1 fs=$2 tdev=$3 sdev=$4 cfg=$T_WORK/$1.config rb=$T_WORK/$1
+	umount "$MNT_T" "$MNT_S" 2> /dev/null
+	mkfs_test "$fs" "$tdev" || { not_ok "$side: mkfs.$fs of the test device" "$(tail -5 "$T_WORK/mkfs.log")"; return 1; }
+	cat > "$cfg" <<-CFG
+		export FSTYP=$fs
+		export TEST_DEV=$tdev
+		export TEST_DIR=$MNT_T
+		export SCRATCH_DEV=$sdev
+		export SCRATCH_MNT=$MNT_S
+		export MKFS_OPTIONS="$(mkfs_opts "$fs")"
+		export RESULT_BASE=$rb
+	CFG
+	mkdir -p "$rb"
+	diag "$side: ./check ${TESTS[*]} ($fs, test $tdev, scratch $sdev)"
+	(cd "$FST" && HOST_OPTIONS=$cfg ./check "${TESTS[@]}") > "$T_WORK/$side.out" 2>&1
+	umount "$MNT_T" "$MNT_S" 2> /dev/null
+	# check's summary: "Ran: ...", "Not run: ...", "Failures: ..."; a
+	# test that ran and did not fail passed.
+	awk '/^Ran:/ { for (i = 2; i <= NF; i++) st[$i] = "pass" }
+	     /^Not run:/ { for (i = 3; i <= NF; i++) st[$i] = "notrun" }
+	     /^Failures:/ { for (i = 2; i <= NF; i++) st[$i] = "fail" }
+	     END { for (t in st) print t, st[t] }' "$T_WORK/$side.out" > "$T_WORK/$side.results"
+	if [ -s "$T_WORK/$side.results" ]; then
+		ok "$side: fstests ran $(wc -l < "$T_WORK/$side.results") tests ($(grep -c ' pass$' "$T_WORK/$side.results") passed, $(grep -c ' fail$' "$T_WORK/$side.results") failed, $(grep -c ' notrun$' "$T_WORK/$side.results") not run)"
+	else
+		not_ok "$side: fstests ran" "$(tail -20 "$T_WORK/$side.out")"
+		return 1
+	fi
+}
+
+# compare CONFIG: every test that passed on the baseline passed on the
+# drive; each test's pair of results in the log.
+compare() {
+	local c=$1 t b d bad=0
+	while read -r t b; do
+		d=$(awk -v t="$t" '$1 == t { print $2 }' "$T_WORK/$c-drive.results")
+		diag "$c: $t baseline=$b drive=${d:-missing}"
+		if [ "$b" = pass ] && [ "$d" != pass ]; then
+			not_ok "$c: $t passes on the baseline and on the drive" "drive: ${d:-missing}"
+			bad=1
+		fi
+	done < <(sort "$T_WORK/$c-baseline.results")
+	[ $bad = 1 ] || ok "$c: every test that passed on the baseline passed on the drive"
+}
+
+zoned_nullb() {	# zoned null_blk of the drives' geometry
+	new_nullb "$MB" zoned=1 zone_size=$((ZS / 2048)) zone_nr_conv=$CONV
+}
+
+for c in $CONFIGS; do
+	fs=${c%-*}
+	modprobe "$fs" 2> /dev/null
+	grep -qw "$fs" /proc/filesystems || { skip "$c" "the kernel has no $fs"; continue; }
+	case $c in
+	*-hm)
+		b1=$(zoned_nullb) && b2=$(zoned_nullb) || { not_ok "$c: zoned null_blk baseline"; continue; }
+		run_side "$c-baseline" "$fs" "$b1" "$b2" || continue
+		k1=$(new_backing $((MB + 8))) && k2=$(new_backing $((MB + 8))) || bail "no backing device"
+		hm_create "fst-${fs}-t" $LEN "$k1" $ZS conv_zones $CONV format &&
+			hm_create "fst-${fs}-s" $LEN "$k2" $ZS conv_zones $CONV format ||
+			{ not_ok "$c: create the drives"; continue; }
+		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
+		;;
+	*-dm)
+		k1=$(new_backing $((MB + 192))) && k2=$(new_backing $((MB + 192))) || bail "no backing device"
+		dm_create "fst-${fs}-lt" "0 $LEN linear $k1 0" &&
+			dm_create "fst-${fs}-ls" "0 $LEN linear $k2 0" ||
+			{ not_ok "$c: dm-linear baseline"; continue; }
+		run_side "$c-baseline" "$fs" "/dev/mapper/fst-${fs}-lt" "/dev/mapper/fst-${fs}-ls" || continue
+		dm_remove "fst-${fs}-lt" && dm_remove "fst-${fs}-ls"
+		dms_create "fst-${fs}-t" $LEN "$k1" $BAND cache_sectors $CACHE format &&
+			dms_create "fst-${fs}-s" $LEN "$k2" $BAND cache_sectors $CACHE format ||
+			{ not_ok "$c: create the drives"; continue; }
+		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
+		;;
+	*) not_ok "unknown configuration $c (f2fs-hm btrfs-hm ext4-dm xfs-dm)"; continue ;;
+	esac
+	compare "$c"
+	cp "$T_WORK"/*.results "$SMR_RESULTS/" 2> /dev/null
+done
+dmesg_check
+_show_result
