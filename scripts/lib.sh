@@ -39,3 +39,37 @@ install_missing() {
 	quietly apt-get update -q
 	quietly apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
+
+# third_party_tree WHAT SRC DEST UPSTREAM: check a third-party source
+# (an archive or an unpacked tree, SRC) and the directory its build goes
+# to (DEST), for the set-up scripts that build what Debian does not
+# package (setup-libzbc.sh, setup-fstests.sh). Sets SRC to its real path
+# and DEST to an absolute one, never /; dies, naming WHAT, the variable
+# to set (WHAT_SRC, upper case) and UPSTREAM, when SRC is missing.
+third_party_tree() {
+	local what=$1 var
+
+	var=$(echo "$what" | tr '[:lower:]' '[:upper:]')_SRC
+	SRC=$2 DEST=$3
+	[ -n "$SRC" ] && [ -e "$SRC" ] ||
+		die "no $what source: set $var to an archive or a tree of $what (upstream: $4)"
+	SRC=$(readlink -f "$SRC")
+	case $DEST in
+	/*) ;;
+	*) DEST=$PWD/$DEST ;;
+	esac
+	DEST=${DEST%/}
+	[ -n "$DEST" ] && [ "$(readlink -f "$DEST")" != / ] || die "DIR must not be /"
+}
+
+# unpack_into DEST: empty DEST and put SRC's files there (SRC an archive
+# with one top directory, or a tree).
+unpack_into() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	if [ -d "$SRC" ]; then
+		cp -a "$SRC/." "$1/"
+	else
+		tar -xzf "$SRC" -C "$1" --strip-components=1
+	fi
+}

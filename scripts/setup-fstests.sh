@@ -39,15 +39,7 @@ RUN_DEPS=(acl attr bc dbench dump e2fsprogs fio gawk indent psmisc
 STAMP_NAME=.dm-smr-fstests
 export DEBIAN_FRONTEND=noninteractive
 
-[ -n "$SRC" ] && [ -e "$SRC" ] ||
-	die "no fstests source: set FSTESTS_SRC to an archive or a tree of fstests (upstream: git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git)"
-SRC=$(readlink -f "$SRC")
-case $DEST in
-/*) ;;
-*) DEST=$PWD/$DEST ;;
-esac
-DEST=${DEST%/}
-[ -n "$DEST" ] && [ "$(readlink -f "$DEST")" != / ] || die "DIR must not be /"
+third_party_tree fstests "$SRC" "$DEST" "git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git"
 WANT="$(basename "$SRC") $(stat -c %s:%Y "$SRC")"
 
 STAMP=$DEST/$STAMP_NAME
@@ -65,13 +57,7 @@ getent passwd 123456-fsgqa > /dev/null || useradd -g fsgqa -M -N -s /usr/sbin/no
 getent passwd fsgqa2 > /dev/null || useradd -g fsgqa -M -N -s /usr/sbin/nologin fsgqa2
 
 echo "$ME: building fstests from $SRC into $DEST"
-rm -rf "$DEST"
-mkdir -p "$DEST"
-if [ -d "$SRC" ]; then
-	cp -a "$SRC/." "$DEST/"
-else
-	tar -xzf "$SRC" -C "$DEST" --strip-components=1
-fi
+unpack_into "$DEST"
 cd "$DEST"
 # No -march=native: the tree runs in the test VM, under TCG.
 quietly make -j"$(nproc)"

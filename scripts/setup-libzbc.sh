@@ -35,15 +35,7 @@ RUN_DEPS=(lsscsi)
 STAMP_NAME=.dm-smr-libzbc
 export DEBIAN_FRONTEND=noninteractive
 
-[ -n "$SRC" ] && [ -e "$SRC" ] ||
-	die "no libzbc source: set LIBZBC_SRC to an archive or a tree of libzbc 6.x (upstream: github.com/westerndigitalcorporation/libzbc)"
-SRC=$(readlink -f "$SRC")
-case $DEST in
-/*) ;;
-*) DEST=$PWD/$DEST ;;
-esac
-DEST=${DEST%/}
-[ -n "$DEST" ] && [ "$(readlink -f "$DEST")" != / ] || die "DIR must not be /"
+third_party_tree libzbc "$SRC" "$DEST" "github.com/westerndigitalcorporation/libzbc, 6.x"
 WANT="$(basename "$SRC") $(stat -c %s:%Y "$SRC") configure --with-test"
 
 if ! command -v lsscsi > /dev/null; then
@@ -58,13 +50,7 @@ fi
 install_missing "${BUILD_DEPS[@]}"
 
 echo "$ME: building libzbc from $SRC into $DEST"
-rm -rf "$DEST"
-mkdir -p "$DEST"
-if [ -d "$SRC" ]; then
-	cp -a "$SRC/." "$DEST/"
-else
-	tar -xzf "$SRC" -C "$DEST" --strip-components=1
-fi
+unpack_into "$DEST"
 cd "$DEST"
 quietly sh ./autogen.sh
 # No -march=native: the tree runs in the test VM, under TCG.
