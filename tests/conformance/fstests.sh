@@ -20,7 +20,8 @@
 # The tests: SMR_FSTESTS_TESTS (fstests' own arguments, e.g.
 # "generic/001 -g zone"), else tests/conformance/fstests.list. Each
 # test's result on both sides is in the log
-# ("generic/013 baseline=pass drive=pass").
+# ("generic/013 baseline=pass drive=pass"), and what fstests said of
+# each test that did not pass.
 
 . "$(dirname "$0")/../common.sh"
 . "$(dirname "$0")/../lib/hm.sh"
@@ -96,6 +97,10 @@ run_side() {
 	     /^Not run:/ { for (i = 3; i <= NF; i++) st[$i] = "notrun" }
 	     /^Failures:/ { for (i = 2; i <= NF; i++) st[$i] = "fail" }
 	     END { for (t in st) print t, st[t] }' "$T_WORK/$side.out" > "$T_WORK/$side.results"
+	# What check said of each test that did not pass, for the log.
+	while read -r t st; do
+		[ "$st" = pass ] || diag "$side: $(grep -m1 -E "^$t( |$)" "$T_WORK/$side.out" | cut -c1-200)"
+	done < "$T_WORK/$side.results"
 	if [ -s "$T_WORK/$side.results" ]; then
 		ok "$side: fstests ran $(wc -l < "$T_WORK/$side.results") tests ($(grep -c ' pass$' "$T_WORK/$side.results") passed, $(grep -c ' fail$' "$T_WORK/$side.results") failed, $(grep -c ' notrun$' "$T_WORK/$side.results") not run)"
 	else
@@ -152,7 +157,6 @@ for c in $CONFIGS; do
 	*) not_ok "unknown configuration $c (f2fs-hm btrfs-hm ext4-dm xfs-dm)"; continue ;;
 	esac
 	compare "$c"
-	cp "$T_WORK"/*.results "$SMR_RESULTS/" 2> /dev/null
 done
 dmesg_check
 _show_result
