@@ -20,6 +20,7 @@
 # instead of failing writes.
 
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/lib/hm.sh"
 
 _prep_test "fio zbd: sequential and random-offset writes with verify, open limit from the job and from sysfs"
 require_cmd fio dmsetup awk jq
@@ -32,21 +33,8 @@ CONV=2
 MAXOPEN=6
 JOBS=$SMR_ROOT/fio-jobs
 
-# Status fields after "host-managed" (docs/dm-smr.rst, Status).
-ST_FIELDS="nr_zones conv_zones imp_open exp_open closed full readonly offline
-writes write_sectors reads read_sectors resets finishes opens closes
-imp_closes wp_errors errors commits mem_bytes model_busy_ms model_lag_ms
-bad_read_errors bad_write_errors bad_remaps transient_errors delayed_ios
-power power_left"
-
-# st NAME FIELD: one status field of dm device NAME.
-st() {
-	dmsetup status "$1" | awk -v f="$2" -v names="$(echo $ST_FIELDS)" '
-		$4 == "host-managed" {
-			n = split(names, a, " ")
-			for (i = 1; i <= n; i++) if (a[i] == f) { print $(4 + i); exit }
-		}'
-}
+# st NAME FIELD: one status field of dm device NAME (tests/lib/hm.sh).
+st() { hm_stat "$1" "$2"; }
 
 # poll_open NAME OUT: until killed, keep in OUT the most zones seen open
 # (imp_open + exp_open) in the status line.

@@ -13,21 +13,11 @@
 # The test sets name, dev, MAXOPEN (and MAXACTIVE), creates the device,
 # makes the file system, and calls zfs_round_trip FS FSCK_FN.
 
-# Status fields after "host-managed" (docs/dm-smr.rst, Status).
-ZFS_ST_FIELDS="nr_zones conv_zones imp_open exp_open closed full readonly offline
-writes write_sectors reads read_sectors resets finishes opens closes
-imp_closes wp_errors errors commits mem_bytes model_busy_ms model_lag_ms
-bad_read_errors bad_write_errors bad_remaps transient_errors delayed_ios
-power power_left"
+# The status fields by name (hm_stat, HM_STATUS_FIELDS).
+. "$(dirname "${BASH_SOURCE[0]}")/hm.sh"
 
 # st NAME FIELD: one status field of dm device NAME.
-st() {
-	dmsetup status "$1" | awk -v f="$2" -v names="$(echo $ZFS_ST_FIELDS)" '
-		$4 == "host-managed" {
-			n = split(names, a, " ")
-			for (i = 1; i <= n; i++) if (a[i] == f) { print $(4 + i); exit }
-		}'
-}
+st() { hm_stat "$1" "$2"; }
 
 # check_counters NAME WHEN: the target refused nothing and kept the open
 # limit, and the active one if MAXACTIVE is set.
