@@ -16,8 +16,9 @@
  * no worker thread of it. Process context (a constructor, a message);
  * of two callers at once one makes it, the other's is destroyed. Named
  * @prefix and the table's device ("253:0"); WQ_MEM_RECLAIM, since the
- * work ends host I/O; WQ_UNBOUND, since none wants a CPU (and since WQ_PERCPU appeared, 7.x, __alloc_workqueue()
- * warns when a caller names neither). Published in *@wqp under @lock,
+ * work ends host I/O; WQ_UNBOUND, since none wants a CPU (and since
+ * WQ_PERCPU appeared, 7.x, __alloc_workqueue() warns when a caller names
+ * neither). Published in *@wqp under @lock,
  * the lock under which readers see the setting that makes them use it.
  * Returns 0 (made now or before) or -ENOMEM.
  */

@@ -35,23 +35,24 @@ static const char *const smr_power_whats[] = {
 static void smr_power_cut_work(struct work_struct *work)
 {
 	struct smr_power *p = container_of(work, struct smr_power, cut_work);
+	struct smr_tm *tm = *p->tmp;
 
 	DMWARN("%s: power cut: writes since the last flush may be lost; I/O fails until the table is loaded again",
 	       p->name);
-	if (p->tm)
-		smr_tm_set_quiet(p->tm, true);
+	if (tm)
+		smr_tm_set_quiet(tm, true);
 	p->ops->cut_work(p->owner);
 }
 
 void smr_power_init(struct smr_power *p, const char *name,
 		    const struct smr_power_ops *ops, void *owner,
-		    struct smr_slots *slots)
+		    struct smr_slots *slots, struct smr_tm **tmp)
 {
 	p->name = name;
 	p->ops = ops;
 	p->owner = owner;
 	p->slots = slots;
-	p->tm = NULL;
+	p->tmp = tmp;
 	spin_lock_init(&p->lock);
 	p->state = SMR_POWER_ON;
 	p->left = 0;
@@ -94,8 +95,8 @@ static void smr_power_cut_locked(struct smr_power *p)
 	smr_slots_halt(p->slots);
 	if (p->ops->halt)
 		p->ops->halt(p->owner);
-	if (p->tm)
-		smr_tm_quiet_now(p->tm);
+	if (*p->tmp)
+		smr_tm_quiet_now(*p->tmp);
 	queue_work(system_unbound_wq, &p->cut_work);
 	smp_wmb();	/* the cut's effects before the state */
 	WRITE_ONCE(p->state, SMR_POWER_CUT);

@@ -98,22 +98,18 @@ struct smr_power {
 	u8 what;			/* enum smr_power_what, when armed */
 	u64 left;			/* commands to pass before the cut */
 	struct smr_slots *slots;	/* halted at the cut */
-	struct smr_tm *tm;		/* quieted at the cut; NULL: none */
+	struct smr_tm **tmp;		/* the owner's model, quieted at the cut */
 	struct work_struct cut_work;	/* the part after the cut */
 };
 
 /*
- * The switch, on, for the drive @owner whose metadata store is @slots.
- * smr_power_set_model() names its timing model once it has one.
+ * The switch, on, for the drive @owner whose metadata store is @slots
+ * and whose timing model is *@tmp (NULL when it has none, or none yet:
+ * the cut reads it then).
  */
 void smr_power_init(struct smr_power *p, const char *name,
 		    const struct smr_power_ops *ops, void *owner,
-		    struct smr_slots *slots);
-/* @tm: the drive's timing model, or NULL once it is gone. */
-static inline void smr_power_set_model(struct smr_power *p, struct smr_tm *tm)
-{
-	p->tm = tm;
-}
+		    struct smr_slots *slots, struct smr_tm **tmp);
 /* Before the owner goes: the cut's work has run (it queues the model's). */
 void smr_power_exit(struct smr_power *p);
 

@@ -58,5 +58,6 @@ static const struct smr_power_ops cv_power_ops = {
 /* The constructor: the switch is on. */
 void cv_power_setup(struct cv_target *sc)
 {
-	smr_power_init(&sc->power, sc->nl.name, &cv_power_ops, sc, &sc->md);
+	smr_power_init(&sc->power, sc->nl.name, &cv_power_ops, sc, &sc->md,
+		       &sc->tm);
 }

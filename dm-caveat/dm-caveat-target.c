@@ -262,7 +262,6 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 			sc->tm = NULL;
 			goto bad;
 		}
-		smr_power_set_model(&sc->power, sc->tm);
 	}
 
 	ret = -ENOMEM;

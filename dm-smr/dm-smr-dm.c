@@ -479,7 +479,6 @@ static int smr_dm_timing(struct smr_target *sc, struct smr_tm_params *tp)
 	if (IS_ERR(tm))
 		return PTR_ERR(tm);
 	sc->tm = tm;
-	smr_power_set_model(&sc->power, tm);
 	dm->tm_base = tm->base;
 	/*
 	 * cache_at is a position on the whole drive (the device's own
@@ -703,7 +702,6 @@ void smr_dm_free(struct smr_target *sc)
 	if (dm->park_wq)
 		destroy_workqueue(dm->park_wq);
 	/* After the cleaner, which charges it and drains this. */
-	smr_power_set_model(&sc->power, NULL);
 	smr_tm_destroy(sc->tm);
 	sc->tm = NULL;
 	smr_wc_teardown(sc);

@@ -87,7 +87,8 @@ static const struct smr_power_ops smr_hm_power_ops = {
 /* The engine's switch, on (its creation). */
 void smr_hm_power_setup(struct smr_target *sc)
 {
-	smr_power_init(&sc->power, sc->label, &smr_hm_power_ops, sc, &sc->md);
+	smr_power_init(&sc->power, sc->label, &smr_hm_power_ops, sc, &sc->md,
+		       &sc->tm);
 }
 
 /* --------------------------------------------------------- drive-managed */
@@ -133,5 +134,6 @@ static const struct smr_power_ops smr_dm_power_ops = {
 /* A drive-managed table's switch, on (its constructor). */
 void smr_dm_power_setup(struct smr_target *sc)
 {
-	smr_power_init(&sc->power, sc->label, &smr_dm_power_ops, sc, &sc->md);
+	smr_power_init(&sc->power, sc->label, &smr_dm_power_ops, sc, &sc->md,
+		       &sc->tm);
 }

@@ -380,7 +380,6 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 			goto fail;
 		}
 		sc->tm = tm;
-		smr_power_set_model(&sc->power, tm);
 	}
 	/* The write cache: the engine's too, before anything is written. */
 	sc->wc_kib = tsc->wc_kib;
