@@ -40,19 +40,23 @@ install_missing() {
 	quietly apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-# third_party_tree WHAT SRC DEST UPSTREAM: check a third-party source
-# (an archive or an unpacked tree, SRC) and the directory its build goes
-# to (DEST), for the set-up scripts that build what Debian does not
-# package (setup-libzbc.sh, setup-fstests.sh). Sets SRC to its real path
-# and DEST to an absolute one, never /; dies, naming WHAT, the variable
-# to set (WHAT_SRC, upper case) and UPSTREAM, when SRC is missing.
+# third_party_tree WHAT DEST UPSTREAM: find and check a third-party
+# source and the directory its build goes to (DEST), for the set-up
+# scripts that build what Debian does not package (setup-libzbc.sh,
+# setup-fstests.sh). The source is env WHAT_SRC (upper case: an archive
+# or an unpacked tree), else the newest ../shared/sources/WHAT-*.tar.gz
+# beside the project. Sets SRC to its real path and DEST to an absolute
+# one, never /; dies, naming the variable and UPSTREAM, when there is no
+# source.
 third_party_tree() {
-	local what=$1 var
+	local what=$1 var root
 
 	var=$(echo "$what" | tr '[:lower:]' '[:upper:]')_SRC
-	SRC=$2 DEST=$3
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	SRC=${!var:-$(ls -d "$root"/../shared/sources/"$what"-*.tar.gz 2>/dev/null | sort -V | tail -n 1)}
+	DEST=$2
 	[ -n "$SRC" ] && [ -e "$SRC" ] ||
-		die "no $what source: set $var to an archive or a tree of $what (upstream: $4)"
+		die "no $what source: set $var to an archive or a tree of $what (upstream: $3)"
 	SRC=$(readlink -f "$SRC")
 	case $DEST in
 	/*) ;;

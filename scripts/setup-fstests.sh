@@ -27,9 +27,7 @@ set -euo pipefail
 ME=setup-fstests
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${1:-${SMR_FSTESTS_DIR:-/var/lib/dm-smr/fstests}}
-SRC=${FSTESTS_SRC:-$(ls -d "$ROOT"/../shared/sources/fstests-*.tar.gz 2>/dev/null | sort -V | tail -n 1)}
 BUILD_DEPS=(autoconf automake libtool libtool-bin make gcc pkg-config
 	    uuid-dev xfslibs-dev libacl1-dev libattr1-dev libaio-dev
 	    liburing-dev libcap-dev libgdbm-dev libgdbm-compat-dev)
@@ -39,7 +37,7 @@ RUN_DEPS=(acl attr bc dbench dump e2fsprogs fio gawk indent psmisc
 STAMP_NAME=.dm-smr-fstests
 export DEBIAN_FRONTEND=noninteractive
 
-third_party_tree fstests "$SRC" "$DEST" "git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git"
+third_party_tree fstests "$DEST" "git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git"
 WANT="$(basename "$SRC") $(stat -c %s:%Y "$SRC")"
 
 STAMP=$DEST/$STAMP_NAME

@@ -27,15 +27,13 @@ set -euo pipefail
 ME=setup-libzbc
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${1:-${SMR_LIBZBC_DIR:-/var/lib/dm-smr/libzbc}}
-SRC=${LIBZBC_SRC:-$(ls -d "$ROOT"/../shared/sources/libzbc-*.tar.gz 2>/dev/null | sort -V | tail -n 1)}
 BUILD_DEPS=(autoconf automake libtool build-essential)
 RUN_DEPS=(lsscsi)
 STAMP_NAME=.dm-smr-libzbc
 export DEBIAN_FRONTEND=noninteractive
 
-third_party_tree libzbc "$SRC" "$DEST" "github.com/westerndigitalcorporation/libzbc, 6.x"
+third_party_tree libzbc "$DEST" "github.com/westerndigitalcorporation/libzbc, 6.x"
 WANT="$(basename "$SRC") $(stat -c %s:%Y "$SRC") configure --with-test"
 
 if ! command -v lsscsi > /dev/null; then
