@@ -315,7 +315,7 @@ EIO="Input/output error"
 # again, its kernel log from $mark on.
 failed_clean() {
 	local band=$1 exp=$2 msg=$3 intent=$4 out rc
-	mark=$(dms_kmsg_mark)
+	mark=$(kmsg_mark dm-mark)
 	check "F: clean" dms_msg "$DF" clean
 	if wait_kmsg "$mark" "$msg"; then
 		ok "F: band $band's rewrite fails ($msg)"
@@ -331,7 +331,7 @@ failed_clean() {
 	assert_data "F: reads go on: band $band as written" "$DF" "$exp" $((band * BAND * 512))
 	check "F: the backing device works again" backing_reload "$fb" "$fb_linear"
 	check "F: remove" dm_remove "$F"
-	mark=$(dms_kmsg_mark)
+	mark=$(kmsg_mark dm-mark)
 	check "F: create again (no format)" dms_create "$F" $LEN "$fb" $BAND cache_sectors $CACHE idle_ms 0
 }
 
@@ -400,7 +400,7 @@ SMRCTL=$SMR_ROOT/userspace/smrctl/smrctl
 "$SMRCTL" watch --json > "$T_WORK/s-events" 2>&1 &
 watch_pid=$!
 sleep 1				# subscribed
-mark=$(dms_kmsg_mark)
+mark=$(kmsg_mark dm-mark)
 check "S: suspend" dmsetup suspend "$S"
 if dmesg_since "$mark" | grep -q "metadata commit at suspend failed"; then
 	ok "S: the failed commit at suspend is logged"

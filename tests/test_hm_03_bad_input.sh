@@ -32,9 +32,9 @@ back=$(new_backing 160) || bail "no backing device"
 refused() {
 	local desc=$1 table=$2 msg=$3 mark out rc log
 	shift 3
-	mark=$(hm_kmsg_mark)
+	mark=$(kmsg_mark hm-mark)
 	out=$(dmsetup create "$BAD" "$@" --table "$table" 2>&1); rc=$?
-	log=$(hm_kmsg_since "$mark")
+	log=$(dmesg_since "$mark")
 	if [ $rc = 0 ]; then
 		not_ok "$desc: refused" "table accepted: $table"
 		dmsetup remove --retry "$BAD" > /dev/null 2>&1
@@ -129,19 +129,19 @@ refused "read-only table" "$(T $LEN "$back" $ZS)" "A read-only table is not supp
 
 # ---- backing device size --------------------------------------------------
 small=$(new_backing 64) || bail "no small backing device"
-mark=$(hm_kmsg_mark)
+mark=$(kmsg_mark hm-mark)
 refused "backing device too small" "$(T $LEN "$small" $ZS)" \
 	"Backing device too small for this geometry"
-log=$(hm_kmsg_since "$mark")
+log=$(dmesg_since "$mark")
 want="has 131072 sectors; 264192 are needed (metadata 2048 + data 262144)"
 if [[ $log == *"$want"* ]]; then ok "kernel log gives the sizes: $want"
 else not_ok "kernel log gives the sizes: $want" "$log"; fi
 # Sequential zones are packed by capacity: 2 * 16384 + 14 * 8192 + 2048.
 need=$((2 * ZS + 14 * 8192 + 2048))
-mark=$(hm_kmsg_mark)
+mark=$(kmsg_mark hm-mark)
 refused "too small for conv_zones 2 zone_capacity 8192" \
 	"$(T $LEN "$small" $ZS conv_zones 2 zone_capacity 8192)" "Backing device too small"
-log=$(hm_kmsg_since "$mark")
+log=$(dmesg_since "$mark")
 want="has 131072 sectors; $need are needed (metadata 2048 + data $((need - 2048)))"
 if [[ $log == *"$want"* ]]; then ok "kernel log gives the sizes: $want"
 else not_ok "kernel log gives the sizes: $want" "$log"; fi
@@ -188,13 +188,13 @@ for sig in "4096 \xfc\x4e\x2b\xa9 a Linux md (RAID) member" \
 	   "132096 \x0c\xb1\xba\x00\x00\x00\x00\x00 a ZFS vdev"; do
 	read -r off bytes what <<< "$sig"
 	put_sig "$off" "$bytes"
-	mark=$(hm_kmsg_mark)
+	mark=$(kmsg_mark hm-mark)
 	refused "first 4 KiB zero, $what further in, without format" \
 		"$(T $LEN "$foreign" $ZS conv_zones 2)" "Backing device holds another format"
-	if hm_kmsg_since "$mark" | grep -qF "the backing device holds $what"; then
+	if dmesg_since "$mark" | grep -qF "the backing device holds $what"; then
 		ok "the kernel log names $what"
 	else
-		not_ok "the kernel log names $what" "$(hm_kmsg_since "$mark" | tail -n 3)"
+		not_ok "the kernel log names $what" "$(dmesg_since "$mark" | tail -n 3)"
 	fi
 done
 check "with format it is accepted" hm_create "$nf" $LEN "$foreign" $ZS conv_zones 2 format
@@ -220,9 +220,9 @@ check "remove" dm_remove "$nf"
 
 # ---- geometry mismatch -------------------------------------------------------
 GEO="Table geometry differs from the on-disk superblock"
-mark=$(hm_kmsg_mark)
+mark=$(kmsg_mark hm-mark)
 refused "another zone size" "$(T $LEN "$foreign" $((ZS / 2)) conv_zones 2)" "$GEO"
-log=$(hm_kmsg_since "$mark")
+log=$(dmesg_since "$mark")
 want="on-disk geometry: mode 1, $LEN sectors, zone/band sectors $ZS, zone_capacity $ZS, conv_zones 2, cache_sectors 0"
 if [[ $log == *"$want"* ]]; then ok "kernel log gives the on-disk geometry"
 else not_ok "kernel log gives the on-disk geometry: $want" "$log"; fi
@@ -250,9 +250,9 @@ hm_create "$nm" $LEN "$back" $ZS conv_zones 2 format || bail "cannot create devi
 bad_msg() {
 	local desc=$1 kmsg=$2 mark out rc log
 	shift 2
-	mark=$(hm_kmsg_mark)
+	mark=$(kmsg_mark hm-mark)
 	out=$(dmsetup message "$nm" 0 "$@" 2>&1); rc=$?
-	log=$(hm_kmsg_since "$mark")
+	log=$(dmesg_since "$mark")
 	assert_errno "message '$*' fails with EINVAL ($desc)" "$EINVAL" "$out" $rc
 	if [[ $log == *"$kmsg"* ]]; then ok "... and logs '$kmsg'"
 	else not_ok "... and logs '$kmsg'" "kernel log: $log"; fi
@@ -350,9 +350,9 @@ MIXMSG="cannot mix host-managed and drive-managed smr targets"
 mixed() {
 	local desc=$1 lines=$2 mark out rc log engines
 	engines=$(ls -d /sys/block/smrhm* 2>/dev/null | wc -l)
-	mark=$(hm_kmsg_mark)
+	mark=$(kmsg_mark hm-mark)
 	out=$(printf '%s\n' "$lines" | dmsetup create "$BAD" 2>&1); rc=$?
-	log=$(hm_kmsg_since "$mark")
+	log=$(dmesg_since "$mark")
 	if [ $rc != 0 ] && [[ $log == *"$MIXMSG"* ]]; then
 		ok "$desc: refused ($MIXMSG)"
 	else

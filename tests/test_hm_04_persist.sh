@@ -194,9 +194,9 @@ check "remove" dm_remove "$name"
 # Tear both copies: refused.
 printf '\x5a' | dd of="$back" bs=1 seek=$((older * 4096 + 2000)) conv=notrunc status=none
 hm_flush "$back"
-mark=$(hm_kmsg_mark)
+mark=$(kmsg_mark hm-mark)
 out=$(hm_create "$name" $LEN "$back" $ZS "${OPTS[@]}" 2>&1); rc=$?
-log=$(hm_kmsg_since "$mark")
+log=$(dmesg_since "$mark")
 assert_errno "both copies torn: the table is refused" "failed" "$out" $rc
 [[ $log == *"zone table block 0 is corrupt in both copies"* ]] &&
 	ok "... and the kernel log names the block" ||

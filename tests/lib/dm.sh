@@ -228,10 +228,6 @@ dms_wait_state() {
 	done
 }
 
-# dms_kmsg_mark / dms_kmsg_since MARK: bracket kernel log lines.
-dms_kmsg_mark() { kmsg_mark dm-mark; }
-dms_kmsg_since() { dmesg_since "$1"; }
-
 # dms_exists NAME: does dm device NAME exist? (no exec)
 dms_exists() {
 	local n=${1#/dev/mapper/} d dn

@@ -310,13 +310,6 @@ assert_write_fails() {
 	return 0
 }
 
-# hm_kmsg_mark: write a unique marker to the kernel log and print it, for
-# hm_kmsg_since.
-hm_kmsg_mark() { kmsg_mark hm-mark; }
-
-# hm_kmsg_since MARK: kernel log lines after MARK.
-hm_kmsg_since() { dmesg_since "$1"; }
-
 # hm_dm_exists NAME: does dm device NAME exist? (no exec)
 hm_dm_exists() {
 	local n=${1#/dev/mapper/} d dn
