@@ -14,7 +14,7 @@
 
 /*
  * Every band holding slots is in three structures, all kept as its slot
- * count changes (under sc->lock): dm->dirty_list in (first_seq, band)
+ * count changes (under sc->d.lock): dm->dirty_list in (first_seq, band)
  * order, which is fifo's; a binary max-heap by (slots, -band), which is
  * greedy's; and cost-benefit's buckets (below). A pick is then O(1) for
  * fifo and greedy and O(SMR_CB_BUCKETS) for cost-benefit, an update
@@ -141,7 +141,7 @@ static void smr_fifo_insert(struct smr_dm *dm, struct smr_band *b)
 
 /*
  * Band @band gains the @n slots from @slot on, all holding its blocks
- * (first_seq set by the caller if it held none). Under sc->lock.
+ * (first_seq set by the caller if it held none). Under sc->d.lock.
  */
 void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 {
@@ -212,13 +212,13 @@ void smr_dm_order_bands(struct smr_dm *dm)
  * Occupancy events: rising past 25/50/75/100% (once each until the cache
  * empties again) and reaching empty. Computed under the lock, sent after.
  */
-void smr_dm_levels(struct smr_target *sc)
+void smr_dm_levels(struct smr_dm_target *sc)
 {
 	static const u32 marks[] = { 25, 50, 75, 100 };
 	struct smr_dm *dm = sc->dm;
 	u32 send[ARRAY_SIZE(marks) + 1], nr = 0, pct, i;
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	pct = (u32)div_u64((u64)dm->used * 100, dm->nr_slots);
 	for (i = 0; i < ARRAY_SIZE(marks); i++) {
 		if (pct >= marks[i] && dm->level < marks[i]) {
@@ -230,7 +230,7 @@ void smr_dm_levels(struct smr_target *sc)
 		send[nr++] = 0;
 		dm->level = 0;
 	}
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	for (i = 0; i < nr; i++)
-		smr_nl_cache_level(sc, send[i]);
+		smr_nl_cache_level(&sc->d, send[i]);
 }

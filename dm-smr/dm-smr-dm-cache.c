@@ -83,7 +83,7 @@ static u32 smr_ext_need(struct smr_band *b, u32 off, u32 n)
 	return b->nr_ext - (j - i) + 3;
 }
 
-static void smr_dm_index_slots(struct smr_target *sc, struct smr_dm_io *io);
+static void smr_dm_index_slots(struct smr_dm_target *sc, struct smr_dm_io *io);
 static u32 __smr_ext_insert(struct smr_ext *ext, u32 *nr, u32 off, u32 n,
 			    u32 slot);
 
@@ -101,14 +101,14 @@ static u32 __smr_ext_insert(struct smr_ext *ext, u32 *nr, u32 off, u32 n,
  * the array meanwhile: a write to the band is in flight (the caller's).
  * -ENOMEM, with nothing changed, if the array cannot be allocated.
  */
-static int smr_ext_rebuild(struct smr_target *sc, struct smr_band *b,
+static int smr_ext_rebuild(struct smr_dm_target *sc, struct smr_band *b,
 			   u32 need, struct smr_dm_io *io)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_ext *new = NULL, *old;
 	u32 cap, nr, added = 0;
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	b->flags |= SMR_BAND_EXT_BUSY;
 	/* Writes indexed since the caller looked: the array is fixed now. */
 	nr = b->nr_ext;
@@ -116,21 +116,21 @@ static int smr_ext_rebuild(struct smr_target *sc, struct smr_band *b,
 		need = max(need, smr_ext_need(b, io->off, io->nr));
 	need = max(need, nr);
 	old = b->ext;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 
 	cap = need ? roundup_pow_of_two(need) : 0;
 	if (!io && cap == b->cap_ext) {
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		b->flags &= ~SMR_BAND_EXT_BUSY;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		return 0;
 	}
 	if (cap) {
 		new = kvmalloc_array(cap, sizeof(*new), GFP_NOIO);
 		if (!new) {
-			spin_lock_irq(&sc->lock);
+			spin_lock_irq(&sc->d.lock);
 			b->flags &= ~SMR_BAND_EXT_BUSY;
-			spin_unlock_irq(&sc->lock);
+			spin_unlock_irq(&sc->d.lock);
 			return -ENOMEM;
 		}
 		memcpy(new, old, nr * sizeof(*new));
@@ -139,7 +139,7 @@ static int smr_ext_rebuild(struct smr_target *sc, struct smr_band *b,
 						 io->slot);
 	}
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	dm->nr_ext += nr - b->nr_ext;
 	dm->index_bytes -= (size_t)b->cap_ext * sizeof(*new);
 	dm->index_bytes += (size_t)cap * sizeof(*new);
@@ -151,13 +151,13 @@ static int smr_ext_rebuild(struct smr_target *sc, struct smr_band *b,
 	if (io)
 		smr_dm_index_slots(sc, io);
 	b->flags &= ~SMR_BAND_EXT_BUSY;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	kvfree(old);
 	return 0;
 }
 
 /* Resize band @b's array to hold @need extents (see smr_ext_rebuild()). */
-int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need)
+int smr_ext_resize(struct smr_dm_target *sc, struct smr_band *b, u32 need)
 {
 	u32 cap = need ? roundup_pow_of_two(need) : 0;
 
@@ -241,7 +241,7 @@ static u32 smr_ext_moves(struct smr_band *b, u32 off)
 
 /*
  * Map blocks [off, off + n) of band @b to slots from @slot on. Caller
- * holds sc->lock and made room for smr_ext_need() extents; with
+ * holds sc->d.lock and made room for smr_ext_need() extents; with
  * interrupts off, callers keep smr_ext_moves() within
  * SMR_EXT_INLINE_MOVES, or are the load (the device suspended, offsets
  * arriving in order: nothing moves).
@@ -286,7 +286,7 @@ static unsigned long smr_slot_find(struct smr_dm *dm, u32 from, u32 to, u32 n)
 }
 
 /*
- * Reserve @n contiguous free slots from the cursor on. Under sc->lock,
+ * Reserve @n contiguous free slots from the cursor on. Under sc->d.lock,
  * with interrupts off, so the search is bounded: it looks for a run that
  * starts within the SMR_DM_ALLOC_WINDOW slots from the cursor (wrapping),
  * a 128 KiB stretch of the bitmap, never at the whole of a large cache.
@@ -333,7 +333,7 @@ int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot)
 	return 0;
 }
 
-/* Return slots @slot..@slot+n-1 to the free pool. Under sc->lock. */
+/* Return slots @slot..@slot+n-1 to the free pool. Under sc->d.lock. */
 void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n)
 {
 	u32 i;
@@ -348,7 +348,7 @@ void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n)
 /*
  * Band @band gives back the run @slot..@slot+n-1 it gained together
  * (smr_band_gain()), so adjacent in its slot list: unlink it there (a walk
- * of this band's slots only) and free it. Under sc->lock.
+ * of this band's slots only) and free it. Under sc->d.lock.
  */
 void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 {
@@ -370,7 +370,7 @@ void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 
 /*
  * Index a completed cache write: its blocks now read from its slots.
- * Under sc->lock, with room in the band's extent array.
+ * Under sc->d.lock, with room in the band's extent array.
  *
  * The slots' sequence numbers are taken here, not when the write was
  * mapped: recovery keeps the copy with the highest sequence number, and
@@ -379,7 +379,7 @@ void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n)
  * order; numbered at map time, the index and a reload could disagree.)
  * The loop is bounded by the largest write, SMR_DM_IO_SECTORS.
  */
-static void smr_dm_index_slots(struct smr_target *sc, struct smr_dm_io *io)
+static void smr_dm_index_slots(struct smr_dm_target *sc, struct smr_dm_io *io)
 {
 	struct smr_dm *dm = sc->dm;
 	u32 i;
@@ -393,7 +393,7 @@ static void smr_dm_index_slots(struct smr_target *sc, struct smr_dm_io *io)
 	smr_mark_slots_dirty(sc, io->slot, io->nr);
 }
 
-static void smr_dm_index(struct smr_target *sc, struct smr_band *b,
+static void smr_dm_index(struct smr_dm_target *sc, struct smr_band *b,
 			 struct smr_dm_io *io)
 {
 	smr_ext_insert(sc->dm, b, io->off, io->nr, io->slot);
@@ -413,7 +413,7 @@ static bool smr_dm_index_inline(struct smr_band *b, struct smr_dm_io *io)
 }
 
 /* A cache write completed: index it, then end it (or after a commit). */
-void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
+void smr_dm_write_done(struct smr_dm_target *sc, struct bio *bio,
 		       struct bio_list *commit)
 {
 	struct smr_dm *dm = sc->dm;
@@ -424,15 +424,15 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 
 	if (io->indexed) {
 		/* Indexed in smr_dm_end_io(); here for a FUA commit or a shrink. */
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		need = b->nr_ext;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		goto shrink;
 	}
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	if (status) {
 		smr_slot_release(dm, io->band, io->slot, io->nr);
-		sc->stats.errors++;
+		sc->d.errors++;
 	} else if (smr_dm_index_inline(b, io)) {
 		smr_dm_index(sc, b, io);
 	} else {
@@ -445,7 +445,7 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 			need = b->cap_ext;	/* the same size, rebuilt */
 		else if (unlikely(smr_fault_take(&smr_test.fail_ext_allocs)))
 			need = U32_MAX;		/* the test's failed growth */
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		if (need == U32_MAX || smr_ext_rebuild(sc, b, need, io)) {
 			/*
 			 * No memory now. The data is in the cache: never fail
@@ -455,19 +455,19 @@ void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
 			 * that moves up to a band's extents with interrupts
 			 * off.
 			 */
-			spin_lock_irq(&sc->lock);
+			spin_lock_irq(&sc->d.lock);
 			bio_list_add(&dm->nomem, bio);
-			spin_unlock_irq(&sc->lock);
+			spin_unlock_irq(&sc->d.lock);
 			DMWARN_LIMIT("%s: no memory to index a cache write; retrying",
 				     smr_dm_name(sc));
-			queue_delayed_work(sc->wq, &dm->nomem_dwork,
+			queue_delayed_work(sc->d.wq, &dm->nomem_dwork,
 					   msecs_to_jiffies(SMR_DM_NOMEM_RETRY_MS));
 			return;
 		}
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 	}
 	need = b->nr_ext;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 
 shrink:
 	/*
@@ -477,9 +477,9 @@ shrink:
 	if (need && b->cap_ext > 2 * need)
 		smr_ext_resize(sc, b, need);
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	b->writers--;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	wake_up(&dm->wait);
 
 	bio->bi_status = status;
@@ -500,7 +500,8 @@ shrink:
 static void smr_dm_cache_endio(struct bio *clone)
 {
 	struct bio *bio = clone->bi_private;
-	struct smr_target *sc = container_of(clone->bi_pool, struct smr_target, bs);
+	struct smr_dm_target *sc = container_of(clone->bi_pool,
+						struct smr_dm_target, d.bs);
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	struct smr_band *b = &dm->bands[io->band];
@@ -508,25 +509,25 @@ static void smr_dm_cache_endio(struct bio *clone)
 	unsigned long flags;
 
 	/* After a power cut (dm-smr-power.c) no write completes. */
-	if (unlikely(smr_power_is_cut(&sc->power)))
+	if (unlikely(smr_power_is_cut(&sc->d.power)))
 		status = BLK_STS_IOERR;
 	bio_put(clone);
 	io->status = status;
-	spin_lock_irqsave(&sc->lock, flags);
+	spin_lock_irqsave(&sc->d.lock, flags);
 	if (!status && smr_dm_index_inline(b, io)) {
 		smr_dm_index(sc, b, io);
 		io->indexed = true;
 		if (!io->fua && b->cap_ext <= 2 * b->nr_ext) {
 			b->writers--;
-			spin_unlock_irqrestore(&sc->lock, flags);
+			spin_unlock_irqrestore(&sc->d.lock, flags);
 			wake_up(&dm->wait);
 			smr_dm_end_bio(sc, bio);
 			return;
 		}
 	}
 	bio_list_add(&dm->done, bio);
-	spin_unlock_irqrestore(&sc->lock, flags);
-	queue_work(sc->wq, &sc->commit_work);
+	spin_unlock_irqrestore(&sc->d.lock, flags);
+	queue_work(sc->d.wq, &sc->d.commit_work);
 }
 
 /*
@@ -537,14 +538,14 @@ static void smr_dm_cache_endio(struct bio *clone)
  * The clone comes from a bioset, as dm-crypt's do: it may wait for one of
  * our clones in flight to come back, never for memory reclaim.
  */
-void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
+void smr_dm_submit_cache(struct smr_dm_target *sc, struct bio *bio,
 			 sector_t sector)
 {
-	struct bio *clone = bio_alloc_clone(sc->bdev, bio, GFP_NOIO, &sc->bs);
+	struct bio *clone = bio_alloc_clone(sc->d.bdev, bio, GFP_NOIO, &sc->d.bs);
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
-	if (sc->tm)
-		smr_tm_host(sc->tm, &io->tm, smr_dm_tm_pos(sc->dm, sector),
+	if (sc->d.tm)
+		smr_tm_host(sc->d.tm, &io->tm, smr_dm_tm_pos(sc->dm, sector),
 			    bio_sectors(bio), bio->bi_opf);
 	clone->bi_iter.bi_sector = sector;
 	/* Durability of a FUA write comes from the commit that ends it. */
@@ -564,16 +565,16 @@ void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
  * (the model does not count the blocks a commit writes). Returns its
  * modelled end; @cleaning counts it as cleaning time.
  */
-u64 smr_dm_tm_commit(struct smr_target *sc, bool cleaning)
+u64 smr_dm_tm_commit(struct smr_dm_target *sc, bool cleaning)
 {
 	struct smr_dm *dm = sc->dm;
 	u64 end, svc;
 
-	end = smr_tm_charge(sc->tm, dm->tm_cache_pos, SMR_BLOCK_SECTORS, &svc);
+	end = smr_tm_charge(sc->d.tm, dm->tm_cache_pos, SMR_BLOCK_SECTORS, &svc);
 	if (cleaning) {
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		dm->tm_clean_ns += svc;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 	}
 	return end;
 }
@@ -583,11 +584,11 @@ void smr_dm_nomem_work(struct work_struct *work)
 {
 	struct smr_dm *dm = container_of(to_delayed_work(work), struct smr_dm,
 					 nomem_dwork);
-	struct smr_target *sc = dm->sc;
+	struct smr_dm_target *sc = dm->sc;
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	bio_list_merge(&dm->done, &dm->nomem);
 	bio_list_init(&dm->nomem);
-	spin_unlock_irq(&sc->lock);
-	queue_work(sc->wq, &sc->commit_work);
+	spin_unlock_irq(&sc->d.lock);
+	queue_work(sc->d.wq, &sc->d.commit_work);
 }

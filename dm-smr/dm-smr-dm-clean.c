@@ -146,7 +146,7 @@ void smr_dm_clean_work(struct work_struct *work)
 {
 	struct smr_dm *dm = container_of(to_delayed_work(work), struct smr_dm,
 					 clean_dwork);
-	struct smr_target *sc = dm->sc;
+	struct smr_dm_target *sc = dm->sc;
 	const struct smr_clean_policy *policy;
 	enum smr_clean_reason reason;
 	bool cleaned_idle = false;
@@ -155,9 +155,9 @@ void smr_dm_clean_work(struct work_struct *work)
 	int ret;
 
 	for (;;) {
-		spin_lock_irq(&sc->lock);
-		if (dm->stop || dm->failed || smr_power_is_cut(&sc->power)) {
-			spin_unlock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
+		if (dm->stop || dm->failed || smr_power_is_cut(&sc->d.power)) {
+			spin_unlock_irq(&sc->d.lock);
 			break;
 		}
 		if (dm->fg_wanted) {
@@ -169,9 +169,9 @@ void smr_dm_clean_work(struct work_struct *work)
 				msecs_to_jiffies(dm->idle_ms);
 
 			/* With the timing model: idle once the drive is. */
-			if (sc->tm) {
+			if (sc->d.tm) {
 				u64 now = ktime_get_ns(),
-				    busy = smr_tm_busy_until(sc->tm);
+				    busy = smr_tm_busy_until(sc->d.tm);
 
 				if (busy > now &&
 				    time_before(due, jiffies + nsecs_to_jiffies(busy - now) +
@@ -181,14 +181,14 @@ void smr_dm_clean_work(struct work_struct *work)
 			}
 
 			if (time_before(jiffies, due)) {
-				spin_unlock_irq(&sc->lock);
+				spin_unlock_irq(&sc->d.lock);
 				queue_delayed_work(dm->clean_wq, &dm->clean_dwork,
 						   due - jiffies);
 				break;
 			}
 			reason = SMR_CLEAN_IDLE;
 		} else {
-			spin_unlock_irq(&sc->lock);
+			spin_unlock_irq(&sc->d.lock);
 			break;
 		}
 		policy = &smr_clean_policies[dm->policy];
@@ -200,13 +200,13 @@ void smr_dm_clean_work(struct work_struct *work)
 			dm->fg_wanted = false;
 			dm->manual = false;
 			smr_dm_release_parked(sc);
-			spin_unlock_irq(&sc->lock);
-			queue_work(sc->wq, &sc->commit_work);
+			spin_unlock_irq(&sc->d.lock);
+			queue_work(sc->d.wq, &sc->d.commit_work);
 			break;
 		}
 		if (reason == SMR_CLEAN_FOREGROUND)
 			dm->fg_wanted = false;	/* the worker asks again */
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 
 		ret = smr_dm_clean_band(sc, band, reason, pick_ns);
 		if (ret && ret != -EAGAIN)
@@ -216,16 +216,16 @@ void smr_dm_clean_work(struct work_struct *work)
 		cond_resched();
 	}
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	if (cleaned_idle && !dm->used) {
 		since = dm->since_busy_ms;
 		dm->manual = false;
 	} else {
 		cleaned_idle = false;
 	}
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	if (cleaned_idle)
-		smr_nl_idle_clean(sc, since);
+		smr_nl_idle_clean(&sc->d, since);
 }
 
 /* ------------------------------------------------------------------ */
@@ -233,17 +233,17 @@ void smr_dm_clean_work(struct work_struct *work)
 /* ------------------------------------------------------------------ */
 
 /* A parked write that waited longer than clean_timeout_ms: fail it. */
-void smr_dm_timed_out(struct smr_target *sc, struct bio *bio)
+void smr_dm_timed_out(struct smr_dm_target *sc, struct bio *bio)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
-	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	sector_t sector = dm_target_offset(sc->t.ti, bio->bi_iter.bi_sector);
 
 	if (io->wait_since_ns)
-		trace_smr_dm_write_waited(sc->label, sector, bio_sectors(bio),
+		trace_smr_dm_write_waited(sc->d.label, sector, bio_sectors(bio),
 					  io->wait_why,
 					  ktime_get_ns() - io->wait_since_ns,
 					  -ETIMEDOUT);
-	smr_faults_note(&sc->faults, SMR_FAULT_CLEAN_TIMEOUT, sector,
+	smr_faults_note(&sc->t.faults, SMR_FAULT_CLEAN_TIMEOUT, sector,
 			bio_sectors(bio), true);
 	DMWARN_LIMIT("%s: write at sector %llu waited for cleaning over %u ms: failed",
 		     smr_dm_name(sc), (unsigned long long)sector,
@@ -263,12 +263,12 @@ void smr_dm_park_work(struct work_struct *work)
 {
 	struct smr_dm *dm = container_of(to_delayed_work(work), struct smr_dm,
 					 park_dwork);
-	struct smr_target *sc = dm->sc;
+	struct smr_dm_target *sc = dm->sc;
 	struct bio_list late;
 	struct bio *bio;
 
 	bio_list_init(&late);
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	while (dm->clean_timeout_ms && (bio = bio_list_peek(&dm->parked))) {
 		struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(*io));
 		unsigned long t = io->parked_at +
@@ -282,13 +282,13 @@ void smr_dm_park_work(struct work_struct *work)
 		bio_list_add(&late, bio_list_pop(&dm->parked));
 		dm->stats.clean_timeouts++;
 	}
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	while ((bio = bio_list_pop(&late)))
 		smr_dm_timed_out(sc, bio);
 }
 
 /* No workqueue: the timeout was never set, so no write waits on it. */
-void smr_dm_arm_park_timeout(struct smr_target *sc)
+void smr_dm_arm_park_timeout(struct smr_dm_target *sc)
 {
 	if (sc->dm->park_wq)
 		mod_delayed_work(sc->dm->park_wq, &sc->dm->park_dwork, 0);
@@ -300,7 +300,7 @@ void smr_dm_arm_park_timeout(struct smr_target *sc)
  * non-zero. Its own: the worker and the cleaner may be what the parked
  * writes wait behind.
  */
-int smr_dm_make_park_wq(struct smr_target *sc)
+int smr_dm_make_park_wq(struct smr_dm_target *sc)
 {
-	return smr_wq_once(&sc->dm->park_wq, &sc->lock, "dm-smr-park-", sc->ti);
+	return smr_wq_once(&sc->dm->park_wq, &sc->d.lock, "dm-smr-park-", sc->t.ti);
 }

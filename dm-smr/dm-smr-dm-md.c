@@ -27,7 +27,7 @@ u32 smr_dm_md_blocks(struct smr_dm *dm)
 /* How many records table block @k holds. */
 static u32 smr_dm_block_records(void *owner, u32 k)
 {
-	struct smr_target *sc = owner;
+	struct smr_dm_target *sc = smr_dmt_of(owner);
 	struct smr_dm *dm = sc->dm;
 
 	if (k == 0)
@@ -40,13 +40,13 @@ static u32 smr_dm_block_records(void *owner, u32 k)
 		     dm->nr_bands - k * SMR_BANDS_PER_BLOCK);
 }
 
-/* The records of table block @k from memory (zeroed). sc->lock held. */
+/* The records of table block @k from memory (zeroed). sc->d.lock held. */
 static void smr_dm_build_block(void *owner, u32 k, void *buf)
 {
-	struct smr_target *sc = owner;
+	struct smr_dm_target *sc = smr_dmt_of(owner);
 	struct smr_dm *dm = sc->dm;
 	void *rec = buf + SMR_DM_HDR;
-	u32 nr = smr_dm_block_records(sc, k), i;
+	u32 nr = smr_dm_block_records(owner, k), i;
 
 	if (k == 0) {
 		struct smr_intent_rec *ir = rec;
@@ -81,10 +81,10 @@ static void smr_dm_build_block(void *owner, u32 k, void *buf)
 /* Load table block @k into the raw arrays; smr_dm_rebuild() follows. */
 static int smr_dm_load_block(void *owner, u32 k, const void *buf)
 {
-	struct smr_target *sc = owner;
+	struct smr_dm_target *sc = smr_dmt_of(owner);
 	struct smr_dm *dm = sc->dm;
 	const void *rec = buf + SMR_DM_HDR;
-	u32 nr = smr_dm_block_records(sc, k), i;
+	u32 nr = smr_dm_block_records(owner, k), i;
 	u64 nr_blocks = smr_band_block(dm, dm->nr_bands);
 
 	if (k == 0) {
@@ -156,9 +156,9 @@ void smr_dm_drop_index(struct smr_dm *dm)
 }
 
 /* A new, empty format (called by smr_format() before its commit). */
-static void smr_dm_reset(struct smr_target *sc)
+static void smr_dm_reset(struct smr_drive *d)
 {
-	struct smr_dm *dm = sc->dm;
+	struct smr_dm *dm = smr_dmt_of(d)->dm;
 	u32 i;
 
 	smr_dm_drop_index(dm);

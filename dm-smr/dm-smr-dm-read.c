@@ -27,11 +27,11 @@ void smr_dm_io_reset(struct bio *bio)
  * the cache holds its band (b->readers) until smr_dm_end_io(), so that
  * its slots are not cleaned and reused under it.
  */
-static int smr_dm_read_map(struct smr_target *sc, struct bio *bio,
+static int smr_dm_read_map(struct smr_dm_target *sc, struct bio *bio,
 			   struct smr_dm_io *io)
 {
 	struct smr_dm *dm = sc->dm;
-	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	sector_t sector = dm_target_offset(sc->t.ti, bio->bi_iter.bi_sector);
 	u32 osect, band, slot, run, n;
 	struct smr_band *b;
 
@@ -41,16 +41,16 @@ static int smr_dm_read_map(struct smr_target *sc, struct bio *bio,
 		return DM_MAPIO_KILL;
 	b = &dm->bands[band];
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	run = smr_ext_lookup(b, osect >> 3, n, &slot);
 	if (slot != SMR_SLOT_FREE)
 		atomic_inc(&b->readers);
 	dm->stats.host_read_sectors += (u64)run << 3;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 
 	if (run < n)
 		dm_accept_partial_bio(bio, run << 3);
-	bio_set_dev(bio, sc->bdev);
+	bio_set_dev(bio, sc->d.bdev);
 	if (slot != SMR_SLOT_FREE) {
 		io->kind = SMR_IO_READ_CACHE;
 		io->band = band;
@@ -62,13 +62,13 @@ static int smr_dm_read_map(struct smr_target *sc, struct bio *bio,
 }
 
 /* Send a read smr_dm_read_map() aimed, from map() or from a worker. */
-static int smr_dm_read_issue(struct smr_target *sc, struct bio *bio,
+static int smr_dm_read_issue(struct smr_dm_target *sc, struct bio *bio,
 			     bool in_map)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
-	if (sc->tm) {
-		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->bdev,
+	if (sc->d.tm) {
+		smr_tm_submit(sc->d.tm, &io->tm, bio, &sc->d.bs, sc->d.bdev,
 			      bio->bi_iter.bi_sector,
 			      smr_dm_tm_pos(sc->dm, bio->bi_iter.bi_sector));
 		return DM_MAPIO_SUBMITTED;
@@ -76,7 +76,7 @@ static int smr_dm_read_issue(struct smr_target *sc, struct bio *bio,
 	return smr_dm_send(sc, bio, in_map);
 }
 
-int smr_dm_read(struct smr_target *sc, struct bio *bio)
+int smr_dm_read(struct smr_dm_target *sc, struct bio *bio)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	int r = smr_dm_read_map(sc, bio, io);
@@ -90,7 +90,7 @@ int smr_dm_read(struct smr_target *sc, struct bio *bio)
  * sends it (smr_dm_read_delayed()). Its band stays held meanwhile if it
  * reads the cache, so the slots it reads are the ones it was aimed at.
  */
-int smr_dm_read_hold(struct smr_target *sc, struct bio *bio)
+int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	int r;
@@ -100,11 +100,11 @@ int smr_dm_read_hold(struct smr_target *sc, struct bio *bio)
 	r = smr_dm_read_map(sc, bio, io);
 	if (r != DM_MAPIO_REMAPPED)
 		return r;
-	smr_faults_hold(&sc->faults, bio);
+	smr_faults_hold(&sc->t.faults, bio);
 	return DM_MAPIO_SUBMITTED;
 }
 
 void smr_dm_read_delayed(struct dm_target *ti, struct bio *bio)
 {
-	smr_dm_read_issue(ti->private, bio, false);
+	smr_dm_read_issue(smr_dmt(ti->private), bio, false);
 }

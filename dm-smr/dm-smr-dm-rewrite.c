@@ -39,11 +39,11 @@
 /* Band read-modify-write.                                             */
 /* ------------------------------------------------------------------ */
 
-static int smr_dm_io_raw(struct smr_target *sc, blk_opf_t opf, sector_t sector,
+static int smr_dm_io_raw(struct smr_dm_target *sc, blk_opf_t opf, sector_t sector,
 			 sector_t count, void *buf)
 {
 	struct dm_io_region region = {
-		.bdev = sc->bdev,
+		.bdev = sc->d.bdev,
 		.sector = sector,
 		.count = count,
 	};
@@ -62,37 +62,37 @@ static int smr_dm_io_raw(struct smr_target *sc, blk_opf_t opf, sector_t sector,
  * The timing model: charge the cleaner's I/O of @count at backing @sector,
  * as cleaning time. Returns its modelled end, 0 without the model.
  */
-static u64 smr_dm_tm_clean(struct smr_target *sc, sector_t sector,
+static u64 smr_dm_tm_clean(struct smr_dm_target *sc, sector_t sector,
 			   sector_t count)
 {
 	struct smr_dm *dm = sc->dm;
 	u64 end, svc;
 
-	if (!sc->tm)
+	if (!sc->d.tm)
 		return 0;
-	end = smr_tm_charge(sc->tm, smr_dm_tm_pos(dm, sector), count, &svc);
-	spin_lock_irq(&sc->lock);
+	end = smr_tm_charge(sc->d.tm, smr_dm_tm_pos(dm, sector), count, &svc);
+	spin_lock_irq(&sc->d.lock);
 	dm->tm_clean_ns += svc;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	return end;
 }
 
 /* The cleaner waits for the modelled end of its step (smr_tm_wait()). */
-static void smr_dm_tm_wait(struct smr_target *sc, u64 end)
+static void smr_dm_tm_wait(struct smr_dm_target *sc, u64 end)
 {
-	if (sc->tm && end)
-		smr_tm_wait(sc->tm, end);
+	if (sc->d.tm && end)
+		smr_tm_wait(sc->d.tm, end);
 }
 
 /* One synchronous step of the cleaner, taking the drive's time with the model. */
-static int smr_dm_io(struct smr_target *sc, blk_opf_t opf, sector_t sector,
+static int smr_dm_io(struct smr_dm_target *sc, blk_opf_t opf, sector_t sector,
 		     sector_t count, void *buf)
 {
 	u64 end;
 	int ret;
 
 	/* After a power cut the cleaner stops at its next step, quietly. */
-	if (smr_power_is_cut(&sc->power))
+	if (smr_power_is_cut(&sc->d.power))
 		return -EIO;
 	end = smr_dm_tm_clean(sc, sector, count);
 	ret = smr_dm_io_raw(sc, opf, sector, count, buf);
@@ -122,11 +122,11 @@ static SMR_IO_NOTIFY(smr_dm_batch_end, error, context)
 	smr_dm_batch_put(context, error);
 }
 
-static void smr_dm_batch_read(struct smr_target *sc, struct smr_dm_batch *bt,
+static void smr_dm_batch_read(struct smr_dm_target *sc, struct smr_dm_batch *bt,
 			      sector_t sector, sector_t count, void *buf)
 {
 	struct dm_io_region region = {
-		.bdev = sc->bdev,
+		.bdev = sc->d.bdev,
 		.sector = sector,
 		.count = count,
 	};
@@ -145,7 +145,7 @@ static void smr_dm_batch_read(struct smr_target *sc, struct smr_dm_batch *bt,
 }
 
 /* Copy @band's chunk at @c, cached blocks merged in, to the spare band. */
-static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
+static int smr_dm_merge_chunk(struct smr_dm_target *sc, u32 band, u32 c,
 			      u32 len, u64 *rd, u64 *wr)
 {
 	struct smr_dm *dm = sc->dm;
@@ -162,7 +162,7 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 	*rd += len;
 
 	/* The band's index is stable: its writes are held back. */
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	for (i = smr_ext_find(b, first); i < b->nr_ext &&
 	     b->ext[i].off < first + nblk; i++) {
 		struct smr_ext *e = &b->ext[i];
@@ -173,7 +173,7 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 		dm->runs[nr].off = s - first;
 		dm->runs[nr++].len = t - s;
 	}
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 
 	/* The cached runs are small and scattered: read them all at once. */
 	atomic_set(&bt.pending, 1);
@@ -201,7 +201,7 @@ static int smr_dm_merge_chunk(struct smr_target *sc, u32 band, u32 c,
 }
 
 /* Step 4: the spare band over @band. Also used by recovery. */
-static int smr_dm_copy_back(struct smr_target *sc, u32 band, u64 *rd,
+static int smr_dm_copy_back(struct smr_dm_target *sc, u32 band, u64 *rd,
 			    u64 *wr)
 {
 	struct smr_dm *dm = sc->dm;
@@ -221,30 +221,30 @@ static int smr_dm_copy_back(struct smr_target *sc, u32 band, u64 *rd,
 		*rd += len;
 		*wr += len;
 	}
-	return blkdev_issue_flush(sc->bdev);
+	return blkdev_issue_flush(sc->d.bdev);
 }
 
 /*
  * Free the slots of a cleaned band, walking its own slot list, at most
  * smr_test.free_batch_slots slots (4096 but in tests) per hold of
- * sc->lock: a hot band can hold a large part of the cache in superseded
+ * sc->d.lock: a hot band can hold a large part of the cache in superseded
  * copies, and the lock is taken with interrupts off. Between batches the list is stable: the band is
  * still flagged SMR_BAND_CLEANING, so writes to it are held, and the
  * writes admitted before the flag have all completed (b->writers was 0),
  * so none of its slots is in flight and smr_slot_release() cannot run
  * for it. A slot found in flight all the same is not freed: it is kept
  * aside and put back as the band's list at the end. Returns with
- * sc->lock held.
+ * sc->d.lock held.
  */
-static void smr_dm_free_band_slots(struct smr_target *sc, u32 band)
-	__acquires(&sc->lock)
+static void smr_dm_free_band_slots(struct smr_dm_target *sc, u32 band)
+	__acquires(&sc->d.lock)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_band *b = &dm->bands[band];
 	u32 batch = clamp_t(u32, READ_ONCE(smr_test.free_batch_slots), 1, 4096);
 	u32 keep = SMR_SLOT_FREE, *tail = &keep;
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	while (b->slot_head != SMR_SLOT_FREE) {
 		u32 freed = 0, n;
 
@@ -264,15 +264,15 @@ static void smr_dm_free_band_slots(struct smr_target *sc, u32 band)
 			smr_band_lose(dm, band, freed);
 		if (b->slot_head == SMR_SLOT_FREE)
 			break;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		cond_resched();
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 	}
 	*tail = SMR_SLOT_FREE;
 	b->slot_head = keep;
 }
 
-void smr_dm_release_parked(struct smr_target *sc)
+void smr_dm_release_parked(struct smr_dm_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 
@@ -290,12 +290,12 @@ void smr_dm_release_parked(struct smr_target *sc)
 }
 
 /* A cleaning that stopped early: its end, timed only when traced. */
-static void smr_trace_clean_failed(struct smr_target *sc, u32 band,
+static void smr_trace_clean_failed(struct smr_dm_target *sc, u32 band,
 				   enum smr_clean_reason reason, int ret,
 				   u64 rd, u64 wr, u64 t0)
 {
 	if (trace_smr_clean_end_enabled())
-		trace_smr_clean_end(sc->label, band, reason, ret,
+		trace_smr_clean_end(sc->d.label, band, reason, ret,
 				    rd << SECTOR_SHIFT, wr << SECTOR_SHIFT,
 				    ktime_get_ns() - t0);
 }
@@ -314,12 +314,12 @@ static bool smr_dm_should_yield(struct smr_dm *dm, enum smr_clean_reason r,
 }
 
 /* A metadata commit of the cleaner, taking the drive's time with the model. */
-static int smr_dm_clean_commit(struct smr_target *sc)
+static int smr_dm_clean_commit(struct smr_dm_target *sc)
 {
-	int ret = smr_md_commit(sc);
+	int ret = smr_md_commit(&sc->d);
 
-	if (!ret && sc->tm)
-		smr_tm_wait(sc->tm, smr_dm_tm_commit(sc, true));
+	if (!ret && sc->d.tm)
+		smr_tm_wait(sc->d.tm, smr_dm_tm_commit(sc, true));
 	return ret;
 }
 
@@ -328,7 +328,7 @@ static int smr_dm_clean_commit(struct smr_target *sc)
  * this file. Returns -EAGAIN when background cleaning gave way to host
  * I/O before anything but the spare band was written.
  */
-int smr_dm_clean_band(struct smr_target *sc, u32 band,
+int smr_dm_clean_band(struct smr_dm_target *sc, u32 band,
 		      enum smr_clean_reason reason, u64 pick_ns)
 {
 	struct smr_dm *dm = sc->dm;
@@ -340,24 +340,24 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 	u64 seq;
 	int ret;
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	b->flags |= SMR_BAND_CLEANING;
 	dm->state = reason == SMR_CLEAN_IDLE ? SMR_DM_CLEAN_BG :
 		reason == SMR_CLEAN_FOREGROUND ? SMR_DM_CLEAN_FG :
 		SMR_DM_CLEAN_MANUAL;
-	spin_unlock_irq(&sc->lock);
-	smr_nl_clean_start(sc, band, reason);
-	trace_smr_clean_start(sc->label, band, reason, pick_ns);
+	spin_unlock_irq(&sc->d.lock);
+	smr_nl_clean_start(&sc->d, band, reason);
+	trace_smr_clean_start(sc->d.label, band, reason, pick_ns);
 
 	/* Writes to the band admitted before the flag finish first. */
 	wait_event(dm->wait, READ_ONCE(b->writers) == 0);
 	/* And reach the disk, for the reads below (dm-smr-wc.c). */
-	ret = smr_md_data_home(sc);
+	ret = smr_md_data_home(&sc->d);
 	if (ret)
 		goto fail_undo;
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	seq = dm->next_seq;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 
 	for (c = 0; c < dm->band_sectors; c += len) {
 		if (smr_dm_should_yield(dm, reason, start)) {
@@ -369,16 +369,16 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 		if (ret)
 			goto fail_undo;
 	}
-	ret = blkdev_issue_flush(sc->bdev);
+	ret = blkdev_issue_flush(sc->d.bdev);
 	if (ret)
 		goto fail_undo;
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	dm->intent_state = SMR_INTENT_SPARE_FULL;
 	dm->intent_band = band;
 	dm->intent_seq = seq;
-	smr_slots_mark_dirty(&sc->md, 0);
-	spin_unlock_irq(&sc->lock);
+	smr_slots_mark_dirty(&sc->d.md, 0);
+	spin_unlock_irq(&sc->d.lock);
 	ret = smr_dm_clean_commit(sc);
 	if (ret)
 		goto fail;
@@ -387,13 +387,13 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 	if (ret)
 		goto fail;
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	old = smr_ext_drop(dm, b);
 	b->clean_seq = seq;
 	smr_mark_band_dirty(sc, band);
 	dm->intent_state = SMR_INTENT_NONE;
-	smr_slots_mark_dirty(&sc->md, 0);
-	spin_unlock_irq(&sc->lock);
+	smr_slots_mark_dirty(&sc->d.md, 0);
+	spin_unlock_irq(&sc->d.lock);
 	kvfree(old);
 
 	/* Reads already sent to the band's slots finish before they go. */
@@ -406,7 +406,7 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 	us = div_u64(ns, NSEC_PER_USEC);
 	ms = div_u64(us + 500, USEC_PER_MSEC);
 	/* Before the writes it held are released, which trace their waits. */
-	trace_smr_clean_end(sc->label, band, reason, 0, rd << SECTOR_SHIFT,
+	trace_smr_clean_end(sc->d.label, band, reason, 0, rd << SECTOR_SHIFT,
 			    wr << SECTOR_SHIFT, ns);
 	smr_dm_free_band_slots(sc, band);
 	b->flags &= ~SMR_BAND_CLEANING;
@@ -424,23 +424,23 @@ int smr_dm_clean_band(struct smr_target *sc, u32 band,
 			dm->since_busy_ms += ms;
 	}
 	smr_dm_release_parked(sc);
-	spin_unlock_irq(&sc->lock);
-	queue_work(sc->wq, &sc->commit_work);
+	spin_unlock_irq(&sc->d.lock);
+	queue_work(sc->d.wq, &sc->d.commit_work);
 
-	smr_nl_clean_done(sc, band, reason, rd << SECTOR_SHIFT,
+	smr_nl_clean_done(&sc->d, band, reason, rd << SECTOR_SHIFT,
 			  wr << SECTOR_SHIFT, us);
 	smr_dm_levels(sc);
 	return 0;
 
 fail_undo:
-	if (!smr_power_is_cut(&sc->power))
+	if (!smr_power_is_cut(&sc->d.power))
 		DMERR("%s: cleaning band %u failed before its intent: %d",
 		      smr_dm_name(sc), band, ret);
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	dm->failed = true;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 undo:
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	b->flags &= ~SMR_BAND_CLEANING;
 	dm->state = SMR_DM_IDLE;
 	if (ret == -EAGAIN)
@@ -448,8 +448,8 @@ undo:
 	dm->stats.clean_read_sectors += rd;
 	dm->stats.clean_write_sectors += wr;
 	smr_dm_release_parked(sc);
-	spin_unlock_irq(&sc->lock);
-	queue_work(sc->wq, &sc->commit_work);
+	spin_unlock_irq(&sc->d.lock);
+	queue_work(sc->d.wq, &sc->d.commit_work);
 	smr_trace_clean_failed(sc, band, reason, ret, rd, wr, t0);
 	return ret;
 
@@ -458,15 +458,15 @@ fail:
 	 * The band may be half rewritten: the durable intent lets the next
 	 * activation finish it. Until then writes fail; reads are served.
 	 */
-	if (!smr_power_is_cut(&sc->power))
+	if (!smr_power_is_cut(&sc->d.power))
 		DMERR("%s: cleaning band %u failed: %d; writes fail until the device is reactivated",
 		      smr_dm_name(sc), band, ret);
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	dm->failed = true;
 	dm->state = SMR_DM_IDLE;
 	smr_dm_release_parked(sc);
-	spin_unlock_irq(&sc->lock);
-	queue_work(sc->wq, &sc->commit_work);
+	spin_unlock_irq(&sc->d.lock);
+	queue_work(sc->d.wq, &sc->d.commit_work);
 	smr_trace_clean_failed(sc, band, reason, ret, rd, wr, t0);
 	return ret;
 }
@@ -496,7 +496,7 @@ static int smr_u16_cmp(const void *a, const void *b)
  * distinct blocks, the memory a fixed 6 bytes per block of a band, and
  * the walks yield the CPU every 64 Ki slots and between bands.
  */
-static int smr_dm_rebuild(struct smr_target *sc)
+static int smr_dm_rebuild(struct smr_dm_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_band *b;
@@ -571,9 +571,9 @@ static int smr_dm_rebuild(struct smr_target *sc)
 				if (ret)
 					goto out;
 			}
-			spin_lock_irq(&sc->lock);
+			spin_lock_irq(&sc->d.lock);
 			smr_ext_insert(dm, b, off, 1, best[off]);
-			spin_unlock_irq(&sc->lock);
+			spin_unlock_irq(&sc->d.lock);
 			best[off] = SMR_SLOT_FREE;
 		}
 		cond_resched();
@@ -590,7 +590,7 @@ out:
 }
 
 /* Finish a band rewrite that a crash interrupted after its intent. */
-static int smr_dm_recover_intent(struct smr_target *sc)
+static int smr_dm_recover_intent(struct smr_dm_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 	u64 rd = 0, wr = 0;
@@ -603,13 +603,13 @@ static int smr_dm_recover_intent(struct smr_target *sc)
 	ret = smr_dm_copy_back(sc, dm->intent_band, &rd, &wr);
 	if (ret)
 		return ret;
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	dm->bands[dm->intent_band].clean_seq = dm->intent_seq;
 	smr_mark_band_dirty(sc, dm->intent_band);
 	dm->intent_state = SMR_INTENT_NONE;
-	smr_slots_mark_dirty(&sc->md, 0);
-	spin_unlock_irq(&sc->lock);
-	return smr_md_commit(sc);
+	smr_slots_mark_dirty(&sc->d.md, 0);
+	spin_unlock_irq(&sc->d.lock);
+	return smr_md_commit(&sc->d);
 }
 
 /*
@@ -622,13 +622,13 @@ static int smr_dm_recover_intent(struct smr_target *sc)
  *
  * The device is suspended here: no allocation may wait for I/O to it.
  */
-int smr_dm_load(struct smr_target *sc)
+int smr_dm_load(struct smr_dm_target *sc)
 {
 	unsigned int noio;
 	int ret;
 
 	noio = memalloc_noio_save();
-	ret = smr_md_load(sc);
+	ret = smr_md_load(&sc->d);
 	if (!ret)
 		ret = smr_dm_recover_intent(sc);
 	if (!ret)

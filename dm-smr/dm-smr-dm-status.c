@@ -16,14 +16,15 @@ static const char * const smr_state_names[] = {
 	[SMR_DM_CLEAN_MANUAL] = "clean-manual",
 };
 
-void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
+void smr_dm_snapshot(struct smr_table *t, struct smr_dm_snap *s)
 {
+	struct smr_dm_target *sc = smr_dmt(t);
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_stats st;
 	u64 out;
 
 	memset(s, 0, sizeof(*s));
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	st = dm->stats;
 	s->cache_used = dm->used;
 	s->cache_live = dm->live;
@@ -32,19 +33,19 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
 	s->dirty_bands = dm->dirty_bands;
 	s->state = dm->state;
 	s->policy = dm->policy;
-	s->commits = sc->stats.commits;
-	s->errors = sc->stats.errors;
+	s->commits = sc->d.commits;
+	s->errors = sc->d.errors;
 	s->clean_ms_since_busy = dm->since_busy_ms;
-	s->mem_bytes = sc->mem_bytes + dm->index_bytes;
+	s->mem_bytes = sc->d.mem_bytes + dm->index_bytes;
 	s->model_clean_ms = div_u64(dm->tm_clean_ns, NSEC_PER_MSEC);
 	s->clean_timeouts = st.clean_timeouts;
-	smr_faults_counts(&sc->faults, &s->faults);
-	smr_power_get(&sc->power, &s->power, &s->power_left);
-	spin_unlock_irq(&sc->lock);
-	if (sc->tm) {
+	smr_faults_counts(&sc->t.faults, &s->faults);
+	smr_power_get(&sc->d.power, &s->power, &s->power_left);
+	spin_unlock_irq(&sc->d.lock);
+	if (sc->d.tm) {
 		struct smr_tm_stats ts;
 
-		smr_tm_get_stats(sc->tm, &ts);
+		smr_tm_get_stats(sc->d.tm, &ts);
 		s->model_busy_ms = div_u64(ts.busy_ns, NSEC_PER_MSEC);
 		s->model_lag_ms = div_u64(ts.lag_ns, NSEC_PER_MSEC);
 	}
@@ -93,7 +94,7 @@ void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s)
  * (smr-power.h): added last, so parsers of the older line still work.
  * docs/dm-smr.rst describes every field.
  */
-void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
+void smr_dm_status(struct smr_dm_target *sc, status_type_t type, char *result,
 		   unsigned int maxlen)
 {
 	struct smr_dm *dm = sc->dm;
@@ -103,7 +104,7 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		smr_dm_snapshot(sc, &s);
+		smr_dm_snapshot(&sc->t, &s);
 		DMEMIT("drive-managed %llu %llu %llu/%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu.%03llu %s %s %llu %llu %llu %llu %llu %llu",
 		       s.nr_bands, s.band_sectors, s.cache_used, s.cache_total,
 		       s.cache_live, s.index_extents, s.index_bytes,
@@ -116,14 +117,14 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 		       smr_state_names[s.state], smr_clean_policies[s.policy].name,
 		       s.commits, s.errors, s.mem_bytes, s.model_busy_ms,
 		       s.model_clean_ms, s.model_lag_ms);
-		smr_faults_status(&sc->faults, result, maxlen, &sz);
+		smr_faults_status(&sc->t.faults, result, maxlen, &sz);
 		DMEMIT(" %llu", s.clean_timeouts);
-		smr_power_status(&sc->power, result, maxlen, &sz);
+		smr_power_status(&sc->d.power, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_TABLE:
 		nopt = 2 * hweight32(dm->opt_mask);
-		DMEMIT("%s drive-managed %llu", sc->dev->name, dm->band_sectors);
-		if (nopt || sc->tm)
+		DMEMIT("%s drive-managed %llu", sc->t.dev->name, dm->band_sectors);
+		if (nopt || sc->d.tm)
 			DMEMIT(" %d", nopt);
 		if (dm->opt_mask & SMR_DM_OPT_CACHE)
 			DMEMIT(" cache_sectors %llu", dm->cache_sectors);
@@ -136,11 +137,11 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
 		if (dm->opt_mask & SMR_DM_OPT_TIMEOUT)
 			DMEMIT(" clean_timeout_ms %u", READ_ONCE(dm->clean_timeout_ms));
 		if (dm->opt_mask & SMR_DM_OPT_WCACHE)
-			DMEMIT(" write_cache_kib %u", sc->wc_kib);
-		smr_tm_emit(smr_tm_params_of(sc->tm), result, maxlen, &sz);
+			DMEMIT(" write_cache_kib %u", sc->t.wc_kib);
+		smr_tm_emit(smr_tm_params_of(sc->d.tm), result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
-		DMEMIT_TARGET_NAME_VERSION(sc->ti->type);
+		DMEMIT_TARGET_NAME_VERSION(sc->t.ti->type);
 		DMEMIT(",mode=drive-managed,band_sectors=%llu,cache_sectors=%llu,idle_ms=%u,policy=%s,seq_bypass=%s,clean_timeout_ms=%u;",
 		       dm->band_sectors, dm->cache_sectors, dm->idle_ms,
 		       smr_clean_policies[READ_ONCE(dm->policy)].name,
@@ -159,29 +160,29 @@ void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
  *   clean_timeout <ms>  fail writes parked for cache space this long (0: off)
  *   clear_stats
  */
-int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
+int smr_dm_message(struct smr_dm_target *sc, unsigned int argc, char **argv,
 		   char *result, unsigned int maxlen)
 {
 	struct smr_dm *dm = sc->dm;
 	u64 p;
 
 	if (argc == 1 && !strcasecmp(argv[0], "clean")) {
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		if (dm->stop) {
-			spin_unlock_irq(&sc->lock);
+			spin_unlock_irq(&sc->d.lock);
 			DMERR("%s: clean: the device is suspended", smr_dm_name(sc));
 			return -EBUSY;
 		}
 		dm->manual = true;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		smr_dm_kick_cleaner(dm, 0);
 		return 0;
 	}
 	if (argc == 1 && !strcasecmp(argv[0], "clean_stop")) {
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		dm->manual = false;
 		WRITE_ONCE(dm->last_io, jiffies);
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		return 0;
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "policy")) {
@@ -190,10 +191,10 @@ int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
 			      argv[1]);
 			return -EINVAL;
 		}
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		dm->policy = p;
 		dm->opt_mask |= SMR_DM_OPT_POLICY;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		return 0;
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "clean_timeout")) {
@@ -206,23 +207,23 @@ int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
 			DMERR("%s: clean_timeout: no memory for its worker", smr_dm_name(sc));
 			return -ENOMEM;
 		}
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		dm->clean_timeout_ms = p;
 		dm->opt_mask |= SMR_DM_OPT_TIMEOUT;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		/* Writes parked already: their time counts from when they parked. */
 		smr_dm_arm_park_timeout(sc);
 		return 0;
 	}
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		memset(&dm->stats, 0, sizeof(dm->stats));
-		sc->stats.commits = sc->stats.errors = 0;
+		sc->d.commits = sc->d.errors = 0;
 		dm->since_busy_ms = 0;
 		dm->tm_clean_ns = 0;
-		spin_unlock_irq(&sc->lock);
-		if (sc->tm)
-			smr_tm_clear_stats(sc->tm);
+		spin_unlock_irq(&sc->d.lock);
+		if (sc->d.tm)
+			smr_tm_clear_stats(sc->d.tm);
 		return 0;
 	}
 	DMERR("unknown message or wrong arguments: %s (argc %u)", argv[0], argc);

@@ -26,7 +26,7 @@
  * Backing device layout: superblock and metadata table, the cache (a log
  * of 4 KiB slots), one spare band, then the bands.
  *
- * Concurrency: one ordered worker (sc->wq) handles writes, flushes and the
+ * Concurrency: one ordered worker (sc->d.wq) handles writes, flushes and the
  * completion of cache writes, and is the only code that adds to the index.
  * The cleaner (clean_wq) removes a band's index only while no write to
  * that band is in flight or admitted. Reads are dm-smr-dm-read.c's.
@@ -42,9 +42,9 @@
 /* The I/O path.                                                       */
 /* ------------------------------------------------------------------ */
 
-static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map);
+static int smr_dm_write(struct smr_dm_target *sc, struct bio *bio, bool in_map);
 
-int smr_dm_map(struct smr_target *sc, struct bio *bio)
+int smr_dm_map(struct smr_dm_target *sc, struct bio *bio)
 {
 	struct smr_dm *dm = sc->dm;
 
@@ -59,10 +59,10 @@ int smr_dm_map(struct smr_target *sc, struct bio *bio)
 			return smr_dm_write(sc, bio, true);
 		fallthrough;	/* an empty flush: the worker commits */
 	case REQ_OP_DISCARD:
-		spin_lock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
 		bio_list_add(&dm->queue, bio);
-		spin_unlock_irq(&sc->lock);
-		queue_work(sc->wq, &sc->commit_work);
+		spin_unlock_irq(&sc->d.lock);
+		queue_work(sc->d.wq, &sc->d.commit_work);
 		return DM_MAPIO_SUBMITTED;
 	default:
 		return DM_MAPIO_KILL;
@@ -79,11 +79,11 @@ static void smr_dm_wait_begin(struct smr_dm_io *io, u8 why)
 	}
 }
 
-static void smr_dm_wait_end(struct smr_target *sc, struct smr_dm_io *io,
+static void smr_dm_wait_end(struct smr_dm_target *sc, struct smr_dm_io *io,
 			    sector_t sector, u32 nsect, int err)
 {
 	if (io->wait_since_ns)
-		trace_smr_dm_write_waited(sc->label, sector, nsect, io->wait_why,
+		trace_smr_dm_write_waited(sc->d.label, sector, nsect, io->wait_why,
 					  ktime_get_ns() - io->wait_since_ns,
 					  err);
 }
@@ -101,11 +101,11 @@ static int smr_dm_fail(struct bio *bio, bool in_map)
  * waited). Returns the DM_MAPIO_* value map() should return. It sleeps
  * only in the bioset of a cache write's clone, for one of ours to return.
  */
-static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
+static int smr_dm_write(struct smr_dm_target *sc, struct bio *bio, bool in_map)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
-	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	sector_t sector = dm_target_offset(sc->t.ti, bio->bi_iter.bi_sector);
 	u32 nsect = bio_sectors(bio), osect, band, off, n, slot, i;
 	bool stream, kick = false, levels = false;
 	struct smr_band *b;
@@ -122,9 +122,9 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	n = nsect >> 3;
 	b = &dm->bands[band];
 
-	spin_lock_irq(&sc->lock);
-	if (dm->failed || smr_power_is_cut(&sc->power)) {
-		spin_unlock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
+	if (dm->failed || smr_power_is_cut(&sc->d.power)) {
+		spin_unlock_irq(&sc->d.lock);
 		smr_dm_wait_end(sc, io, sector, nsect, -EIO);
 		return smr_dm_fail(bio, in_map);
 	}
@@ -134,7 +134,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	if (b->flags & SMR_BAND_CLEANING) {
 		smr_dm_wait_begin(io, SMR_TRACE_WAIT_CLEANING);
 		bio_list_add(&dm->held, bio);
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		return DM_MAPIO_SUBMITTED;
 	}
 	stream = osect == 0 || osect == b->seq_next;
@@ -145,16 +145,16 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		b->writers++;
 		dm->stats.host_write_sectors += nsect;
 		dm->stats.bypass_write_sectors += nsect;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		io->kind = SMR_IO_WRITE_BAND;
 		io->band = band;
 		smr_dm_wait_end(sc, io, sector, nsect, 0);
-		trace_smr_dm_write(sc->label, sector, nsect, SMR_TRACE_BYPASS, band,
+		trace_smr_dm_write(sc->d.label, sector, nsect, SMR_TRACE_BYPASS, band,
 				   SMR_SLOT_FREE);
-		bio_set_dev(bio, sc->bdev);
+		bio_set_dev(bio, sc->d.bdev);
 		bio->bi_iter.bi_sector = smr_band_sector(dm, band) + osect;
-		if (sc->tm) {
-			smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->bdev,
+		if (sc->d.tm) {
+			smr_tm_submit(sc->d.tm, &io->tm, bio, &sc->d.bs, sc->d.bdev,
 				      bio->bi_iter.bi_sector,
 				      smr_dm_tm_pos(dm, bio->bi_iter.bi_sector));
 			return DM_MAPIO_SUBMITTED;
@@ -170,7 +170,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		    time_after_eq(jiffies, io->parked_at + msecs_to_jiffies(limit))) {
 			/* Back from a cleaning, and waited too long already. */
 			dm->stats.clean_timeouts++;
-			spin_unlock_irq(&sc->lock);
+			spin_unlock_irq(&sc->d.lock);
 			smr_dm_timed_out(sc, bio);
 			return DM_MAPIO_SUBMITTED;
 		}
@@ -183,7 +183,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 		smr_dm_wait_begin(io, SMR_TRACE_WAIT_CACHE);
 		bio_list_add(&dm->parked, bio);
 		dm->fg_wanted = true;
-		spin_unlock_irq(&sc->lock);
+		spin_unlock_irq(&sc->d.lock);
 		if (arm)
 			queue_delayed_work(dm->park_wq, &dm->park_dwork,
 					   msecs_to_jiffies(limit));
@@ -204,7 +204,7 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	/* Occupancy rose past the next level: the worker reports it. */
 	next = dm->level + 25;
 	levels = next <= 100 && (u64)dm->used * 100 >= (u64)next * dm->nr_slots;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 
 	io->kind = SMR_IO_WRITE_CACHE;
 	io->band = band;
@@ -213,17 +213,17 @@ static int smr_dm_write(struct smr_target *sc, struct bio *bio, bool in_map)
 	io->slot = slot;
 	io->fua = bio->bi_opf & REQ_FUA;
 	smr_dm_wait_end(sc, io, sector, nsect, 0);
-	trace_smr_dm_write(sc->label, sector, nsect, SMR_TRACE_CACHE, band, slot);
+	trace_smr_dm_write(sc->d.label, sector, nsect, SMR_TRACE_CACHE, band, slot);
 	if (kick && !delayed_work_pending(&dm->clean_dwork))
 		queue_delayed_work(dm->clean_wq, &dm->clean_dwork,
 				   msecs_to_jiffies(dm->idle_ms));
 	if (levels)
-		queue_work(sc->wq, &sc->commit_work);
+		queue_work(sc->d.wq, &sc->d.commit_work);
 	smr_dm_submit_cache(sc, bio, smr_slot_sector_dm(dm, slot));
 	return DM_MAPIO_SUBMITTED;
 }
 
-int smr_dm_end_io(struct smr_target *sc, struct bio *bio, blk_status_t *error)
+int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio, blk_status_t *error)
 {
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
@@ -236,11 +236,11 @@ int smr_dm_end_io(struct smr_target *sc, struct bio *bio, blk_status_t *error)
 		break;
 	case SMR_IO_WRITE_BAND:
 		b = &dm->bands[io->band];
-		spin_lock_irqsave(&sc->lock, flags);
+		spin_lock_irqsave(&sc->d.lock, flags);
 		b->writers--;
 		if (*error)
-			sc->stats.errors++;
-		spin_unlock_irqrestore(&sc->lock, flags);
+			sc->d.errors++;
+		spin_unlock_irqrestore(&sc->d.lock, flags);
 		wake_up(&dm->wait);
 		break;
 	case SMR_IO_READ_CACHE:
@@ -250,9 +250,9 @@ int smr_dm_end_io(struct smr_target *sc, struct bio *bio, blk_status_t *error)
 		fallthrough;
 	default:
 		if (*error) {
-			spin_lock_irqsave(&sc->lock, flags);
-			sc->stats.errors++;
-			spin_unlock_irqrestore(&sc->lock, flags);
+			spin_lock_irqsave(&sc->d.lock, flags);
+			sc->d.errors++;
+			spin_unlock_irqrestore(&sc->d.lock, flags);
 		}
 		break;
 	}
@@ -262,8 +262,8 @@ int smr_dm_end_io(struct smr_target *sc, struct bio *bio, blk_status_t *error)
 /* The worker: completions first, then new writes, flushes, discards. */
 static void smr_dm_work(struct work_struct *work)
 {
-	struct smr_target *sc = container_of(work, struct smr_target,
-					     commit_work);
+	struct smr_dm_target *sc = container_of(work, struct smr_dm_target,
+						d.commit_work);
 	struct smr_dm *dm = sc->dm;
 	struct bio_list done, queue, commit;
 	struct bio *bio;
@@ -271,12 +271,12 @@ static void smr_dm_work(struct work_struct *work)
 	int ret;
 
 	bio_list_init(&commit);
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	done = dm->done;
 	bio_list_init(&dm->done);
 	queue = dm->queue;
 	bio_list_init(&dm->queue);
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 
 	while ((bio = bio_list_pop(&done)))
 		smr_dm_write_done(sc, bio, &commit);
@@ -284,9 +284,9 @@ static void smr_dm_work(struct work_struct *work)
 	while ((bio = bio_list_pop(&queue))) {
 		if (bio_op(bio) == REQ_OP_DISCARD) {
 			/* Accepted and ignored: the data stays readable. */
-			spin_lock_irq(&sc->lock);
+			spin_lock_irq(&sc->d.lock);
 			dm->stats.discard_sectors += bio_sectors(bio);
-			spin_unlock_irq(&sc->lock);
+			spin_unlock_irq(&sc->d.lock);
 			bio_endio(bio);
 		} else if (!bio_sectors(bio)) {
 			bio_list_add(&commit, bio);	/* empty flush */
@@ -296,9 +296,9 @@ static void smr_dm_work(struct work_struct *work)
 	}
 
 	if (!bio_list_empty(&commit)) {
-		ret = smr_md_commit(sc);
+		ret = smr_md_commit(&sc->d);
 		/* A flush ends when the drive has done all it was sent. */
-		end = sc->tm ? smr_dm_tm_commit(sc, false) : 0;
+		end = sc->d.tm ? smr_dm_tm_commit(sc, false) : 0;
 		while ((bio = bio_list_pop(&commit))) {
 			struct smr_dm_io *io = dm_per_bio_data(bio,
 							       sizeof(*io));
@@ -316,7 +316,7 @@ static void smr_dm_work(struct work_struct *work)
 /* Suspend and resume.                                                 */
 /* ------------------------------------------------------------------ */
 
-int smr_dm_preresume(struct smr_target *sc)
+int smr_dm_preresume(struct smr_dm_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 	int ret;
@@ -330,7 +330,7 @@ int smr_dm_preresume(struct smr_target *sc)
 		ret = smr_commit_predecessor(sc);
 		if (ret) {
 			if (ret != -EBUSY)
-				smr_nl_commit_error(sc, ret);
+				smr_nl_commit_error(&sc->d, ret);
 			return ret;
 		}
 	} else if (dm->failed || sc->commit_pending) {
@@ -338,11 +338,11 @@ int smr_dm_preresume(struct smr_target *sc)
 		 * Memory is newer than the disk (acknowledged writes; a failed
 		 * cleaning leaves it consistent with the intent on disk).
 		 */
-		ret = smr_md_commit(sc);
+		ret = smr_md_commit(&sc->d);
 		if (ret) {
 			DMERR("%s: metadata commit at resume failed: %d; state kept in memory",
 			      smr_dm_name(sc), ret);
-			smr_nl_commit_error(sc, ret);
+			smr_nl_commit_error(&sc->d, ret);
 			if (dm->failed)
 				return ret;	/* cannot start over from disk */
 		} else {
@@ -355,52 +355,52 @@ int smr_dm_preresume(struct smr_target *sc)
 			return ret;
 		dm->loaded = true;
 	}
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	dm->failed = false;
 	dm->fg_wanted = dm->manual = false;
 	dm->state = SMR_DM_IDLE;
 	dm->last_io = dm->last_write = jiffies;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	return 0;
 }
 
-void smr_dm_resume(struct smr_target *sc)
+void smr_dm_resume(struct smr_dm_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	dm->stop = false;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	if (dm->dirty_bands && dm->idle_ms)
 		queue_delayed_work(dm->clean_wq, &dm->clean_dwork,
 				   msecs_to_jiffies(dm->idle_ms));
 }
 
-void smr_dm_postsuspend(struct smr_target *sc)
+void smr_dm_postsuspend(struct smr_dm_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 	int ret;
 
 	/* No host I/O is in flight or parked now. */
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	dm->stop = true;
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&sc->d.lock);
 	cancel_delayed_work_sync(&dm->clean_dwork);
 	cancel_delayed_work_sync(&dm->park_dwork);
-	flush_workqueue(sc->wq);
+	flush_workqueue(sc->d.wq);
 	/*
 	 * A failed commit keeps its blocks dirty (smr_md_commit()): the
 	 * state stays in memory, and preresume or the next flush retries.
 	 */
-	ret = smr_md_commit(sc);
-	if (ret && !smr_drive_lost(sc)) {	/* cut: nothing to retry */
+	ret = smr_md_commit(&sc->d);
+	if (ret && !smr_drive_lost(&sc->d)) {	/* cut: nothing to retry */
 		sc->commit_pending = true;
-		spin_lock_irq(&sc->lock);
-		sc->stats.errors++;
-		spin_unlock_irq(&sc->lock);
+		spin_lock_irq(&sc->d.lock);
+		sc->d.errors++;
+		spin_unlock_irq(&sc->d.lock);
 		DMERR("%s: metadata commit at suspend failed; kept in memory, retried at resume",
 		      smr_dm_name(sc));
-		smr_nl_commit_error(sc, ret);
+		smr_nl_commit_error(&sc->d, ret);
 	}
 }
 
@@ -435,7 +435,7 @@ static const struct smr_opt_table smr_dm_opt_table = {
 	.group = SMR_TM_GROUP,
 };
 
-static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
+static int smr_dm_parse_opts(struct smr_dm_target *sc, struct dm_arg_set *as,
 			     struct smr_tm_params *tp)
 {
 	struct smr_dm *dm = sc->dm;
@@ -443,11 +443,11 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 	unsigned long given;
 	int ret;
 
-	ret = smr_parse_opts(&smr_dm_opt_table, as, &given, v, &sc->ti->error);
+	ret = smr_parse_opts(&smr_dm_opt_table, as, &given, v, &sc->t.ti->error);
 	if (ret)
 		return ret;
-	ret = smr_wc_parse_opt(sc, &given, SMR_DM_OPT_WCACHE,
-			       SMR_DM_OPT_WCACHE_MIB, v[6], v[7], &sc->ti->error);
+	ret = smr_wc_parse_opt(&sc->t, &given, SMR_DM_OPT_WCACHE,
+			       SMR_DM_OPT_WCACHE_MIB, v[6], v[7], &sc->t.ti->error);
 	if (ret)
 		return ret;
 	dm->opt_mask = given & ~SMR_DM_OPT_FORMAT;
@@ -461,15 +461,15 @@ static int smr_dm_parse_opts(struct smr_target *sc, struct dm_arg_set *as,
 		dm->seq_bypass = v[3];
 	if (given & SMR_DM_OPT_TIMEOUT)
 		dm->clean_timeout_ms = v[5];
-	sc->format = given & SMR_DM_OPT_FORMAT;
-	return smr_tm_parse(as, SMR_TM_KEYS_ALL, tp, &sc->ti->error);
+	sc->t.format = given & SMR_DM_OPT_FORMAT;
+	return smr_tm_parse(as, SMR_TM_KEYS_ALL, tp, &sc->t.ti->error);
 }
 
 /* The timing model, if the table gave one: the cache at cache_at of the drive. */
-static int smr_dm_timing(struct smr_target *sc, struct smr_tm_params *tp)
+static int smr_dm_timing(struct smr_dm_target *sc, struct smr_tm_params *tp)
 {
 	struct smr_dm *dm = sc->dm;
-	struct dm_target *ti = sc->ti;
+	struct dm_target *ti = sc->t.ti;
 	sector_t room = dm->cache_sectors + dm->band_sectors;
 	struct smr_tm *tm;
 
@@ -478,7 +478,7 @@ static int smr_dm_timing(struct smr_target *sc, struct smr_tm_params *tp)
 	tm = smr_tm_create(tp, ti->len, &ti->error);
 	if (IS_ERR(tm))
 		return PTR_ERR(tm);
-	sc->tm = tm;
+	sc->d.tm = tm;
 	dm->tm_base = tm->base;
 	/*
 	 * cache_at is a position on the whole drive (the device's own
@@ -491,10 +491,10 @@ static int smr_dm_timing(struct smr_target *sc, struct smr_tm_params *tp)
 	return 0;
 }
 
-static int smr_dm_geometry(struct smr_target *sc)
+static int smr_dm_geometry(struct smr_dm_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
-	struct dm_target *ti = sc->ti;
+	struct dm_target *ti = sc->t.ti;
 	u64 nr_bands, slots;
 	sector_t need, have, md;
 
@@ -539,21 +539,22 @@ static int smr_dm_geometry(struct smr_target *sc)
 	dm->nr_slots = slots;
 	dm->slot_blocks = DIV_ROUND_UP(dm->nr_slots, (u32)SMR_SLOTS_PER_BLOCK);
 
-	/* The superblock check compares these too. */
-	sc->zone_sectors = dm->band_sectors;
-	sc->zone_capacity = dm->band_sectors;
-	sc->nr_zones = dm->nr_bands;
-	sc->nr_conv = 0;
+	/* What the superblock records: bands as zones, and the cache. */
+	sc->d.sb_geo.zone_sectors = dm->band_sectors;
+	sc->d.sb_geo.zone_capacity = dm->band_sectors;
+	sc->d.sb_geo.nr_zones = dm->nr_bands;
+	sc->d.sb_geo.nr_conv = 0;
+	sc->d.sb_geo.cache_sectors = dm->cache_sectors;
 
 	md = smr_slots_sectors(smr_dm_md_blocks(dm));
 	dm->cache_start = md;
 	dm->spare_start = dm->cache_start + dm->cache_sectors;
 	dm->bands_start = dm->spare_start + dm->band_sectors;
 	need = dm->bands_start + ti->len;
-	have = bdev_nr_sectors(sc->bdev);
+	have = bdev_nr_sectors(sc->d.bdev);
 	if (need > have) {
 		DMERR("backing device %s has %llu sectors; %llu are needed (metadata %llu + cache %llu + spare band %llu + data %llu)",
-		      sc->dev->name, (unsigned long long)have,
+		      sc->t.dev->name, (unsigned long long)have,
 		      (unsigned long long)need, (unsigned long long)md,
 		      dm->cache_sectors, dm->band_sectors,
 		      (unsigned long long)ti->len);
@@ -563,12 +564,23 @@ static int smr_dm_geometry(struct smr_target *sc)
 	return 0;
 }
 
-int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
+int smr_dm_ctr(struct smr_dm_target *sc, struct dm_arg_set *as)
 {
-	struct dm_target *ti = sc->ti;
+	struct dm_target *ti = sc->t.ti;
+	char dmname[DM_NAME_LEN];
 	struct smr_tm_params tp;
+	dev_t devt;
 	struct smr_dm *dm;
 	int ret;
+
+	/* The drive: this table's own, over its backing device. */
+	sc->d.mode = SMR_MODE_DRIVE_MANAGED;
+	sc->d.bdev = sc->t.dev->bdev;
+	sc->d.dev_sectors = ti->len;
+	strscpy(sc->d.name, sc->t.name, sizeof(sc->d.name));
+	smr_genl_dev_name(ti, dmname, &devt);	/* trace events name it so */
+	strscpy(sc->d.label, dmname, sizeof(sc->d.label));
+	spin_lock_init(&sc->d.lock);
 
 	dm = kvzalloc(sizeof(*dm), GFP_KERNEL);
 	if (!dm) {
@@ -579,7 +591,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	dm->sc = sc;
 	INIT_DELAYED_WORK(&dm->nomem_dwork, smr_dm_nomem_work);	/* smr_dm_free() */
 	INIT_DELAYED_WORK(&dm->park_dwork, smr_dm_park_work);
-	if (bdev_is_zoned(sc->bdev)) {
+	if (bdev_is_zoned(sc->d.bdev)) {
 		ti->error = "drive-managed mode needs a backing device that is not zoned";
 		return -EINVAL;
 	}
@@ -593,7 +605,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	bio_list_init(&dm->nomem);
 	init_waitqueue_head(&dm->wait);
 	INIT_DELAYED_WORK(&dm->clean_dwork, smr_dm_clean_work);
-	INIT_WORK(&sc->commit_work, smr_dm_work);
+	INIT_WORK(&sc->d.commit_work, smr_dm_work);
 
 	if (smr_parse_u64(dm_shift_arg(as), &dm->band_sectors)) {
 		ti->error = "Invalid band_sectors";
@@ -605,12 +617,12 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	ret = smr_dm_geometry(sc);
 	if (ret)
 		return ret;
-	ret = smr_claim_backing(&sc->claim, ti, sc->bdev, sc->format, &ti->error);
+	ret = smr_claim_backing(&sc->t.claim, ti, sc->d.bdev, sc->t.format, &ti->error);
 	if (ret)
 		return ret;
 	ret = smr_dm_timing(sc, &tp);
 	if (!ret)
-		ret = smr_wc_setup(sc, sc->wc_kib, &ti->error);
+		ret = smr_wc_setup(&sc->d, sc->t.wc_kib, &ti->error);
 	if (ret)
 		return ret;
 
@@ -630,7 +642,7 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	    !dm->slot_inflight || !dm->slot_next || !dm->heap || !dm->buf)
 		return ret;
 	smr_dm_drop_index(dm);
-	sc->mem_bytes += sizeof(*sc) + sizeof(*dm) +
+	sc->d.mem_bytes += sizeof(*sc) + sizeof(*dm) +
 		(size_t)dm->nr_bands * (sizeof(*dm->bands) + sizeof(u32)) +
 		(size_t)dm->nr_slots * (sizeof(u32) + 2 * sizeof(u64)) +
 		2 * BITS_TO_LONGS(dm->nr_slots) * sizeof(long) +
@@ -643,34 +655,35 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 		ti->error = "Cannot create the dm-io client";
 		return ret;
 	}
-	sc->cache_sectors = dm->cache_sectors;
-	ret = smr_md_init(sc, &smr_dm_md_mode, smr_dm_md_blocks(dm));
+	ret = smr_md_init(&sc->d, &smr_dm_md_mode, smr_dm_md_blocks(dm));
 	if (ret) {
 		ti->error = "Cannot allocate metadata buffers";
 		return ret;
 	}
 	/* Clones for cache writes (smr_dm_submit_cache()). */
-	ret = bioset_init(&sc->bs, BIO_POOL_SIZE, 0, 0);
+	ret = bioset_init(&sc->d.bs, BIO_POOL_SIZE, 0, 0);
 	if (ret) {
 		ti->error = "Cannot allocate the bio set";
 		return ret;
 	}
-	sc->wq = alloc_ordered_workqueue("dm-smr-%s", WQ_MEM_RECLAIM,
+	sc->d.wq = alloc_ordered_workqueue("dm-smr-%s", WQ_MEM_RECLAIM,
 					 dm_table_device_name(ti->table));
 	dm->clean_wq = alloc_ordered_workqueue("dm-smr-clean-%s",
 					       WQ_MEM_RECLAIM,
 					       dm_table_device_name(ti->table));
-	if (!sc->wq || !dm->clean_wq ||
+	if (!sc->d.wq || !dm->clean_wq ||
 	    (dm->clean_timeout_ms && smr_dm_make_park_wq(sc))) {
 		ti->error = "Cannot allocate the workqueues";
 		return -ENOMEM;
 	}
-	ret = smr_md_load_or_format(sc);
+	ret = smr_md_load_or_format(&sc->d, sc->t.format);
 	if (ret) {
-		ti->error = sc->error;
+		ti->error = sc->d.error;
 		return ret;
 	}
-	memset(&sc->stats, 0, sizeof(sc->stats));
+	/* Counters describe the device's use, not its formatting. */
+	sc->d.errors = 0;
+	sc->d.commits = 0;
 	dm->stop = true;	/* until resume */
 
 	ti->num_flush_bios = 1;
@@ -687,8 +700,8 @@ int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as)
 	return dm_set_target_max_io_len(ti, SMR_DM_IO_SECTORS);
 }
 
-/* Called by smr_free() with nothing in flight. */
-void smr_dm_free(struct smr_target *sc)
+/* The drive-managed state, with nothing in flight (smr_dm_free()). */
+static void smr_dm_free_state(struct smr_dm_target *sc)
 {
 	struct smr_dm *dm = sc->dm;
 
@@ -702,9 +715,9 @@ void smr_dm_free(struct smr_target *sc)
 	if (dm->park_wq)
 		destroy_workqueue(dm->park_wq);
 	/* After the cleaner, which charges it and drains this. */
-	smr_tm_destroy(sc->tm);
-	sc->tm = NULL;
-	smr_wc_teardown(sc);
+	smr_tm_destroy(sc->d.tm);
+	sc->d.tm = NULL;
+	smr_wc_teardown(&sc->d);
 	/* Nothing in flight by now: no write waits for memory. */
 	cancel_delayed_work_sync(&dm->nomem_dwork);
 	if (dm->bands) {
@@ -727,7 +740,27 @@ void smr_dm_free(struct smr_target *sc)
 	sc->dm = NULL;
 }
 
-void smr_dm_io_hints(struct smr_target *sc, struct queue_limits *limits)
+/*
+ * The table's drive, at the end of the destructor or of a constructor
+ * that failed (from whatever point): nothing of the host's is in flight.
+ */
+void smr_dm_free(struct smr_dm_target *sc)
+{
+	/*
+	 * A cut's work queues the worker, which uses sc->dm: the cut work
+	 * first, then the worker, then what it uses.
+	 */
+	smr_power_exit(&sc->d.power);
+	if (sc->d.wq)
+		flush_workqueue(sc->d.wq);
+	smr_dm_free_state(sc);
+	if (sc->d.wq)
+		destroy_workqueue(sc->d.wq);
+	bioset_exit(&sc->d.bs);
+	smr_md_exit(&sc->d);
+}
+
+void smr_dm_io_hints(struct smr_dm_target *sc, struct queue_limits *limits)
 {
 	struct smr_dm *dm = sc->dm;
 

@@ -135,7 +135,7 @@ struct smr_dm_stats {
 };
 
 struct smr_dm {
-	struct smr_target *sc;
+	struct smr_dm_target *sc;
 
 	/* Geometry and options. */
 	u64 band_sectors;
@@ -157,13 +157,13 @@ struct smr_dm {
 	struct delayed_work park_dwork;
 	/* Where park_dwork runs: made when clean_timeout_ms is first set
 	   non-zero (smr_dm_make_park_wq()), so a table without the timeout
-	   has no worker for it; set before clean_timeout_ms, under sc->lock. */
+	   has no worker for it; set before clean_timeout_ms, under sc->d.lock. */
 	struct workqueue_struct *park_wq;
 	u8 policy;
 	bool seq_bypass;
 	unsigned int opt_mask;
 
-	/* State, under sc->lock. */
+	/* State, under sc->d.lock. */
 	struct smr_band *bands;
 	u64 *slot_lba;		/* device block a slot holds, SMR_LBA_FREE */
 	u64 *slot_seq;
@@ -194,7 +194,7 @@ struct smr_dm {
 	bool loaded;		/* state read from disk by a resume */
 	bool loading;		/* the index is being rebuilt: see smr_dm_order_bands() */
 
-	/* The worker's queues, under sc->lock. */
+	/* The worker's queues, under sc->d.lock. */
 	struct bio_list queue;	/* writes, flushes and discards to handle */
 	struct bio_list parked;	/* writes waiting for cache space */
 	struct bio_list held;	/* writes to the band being cleaned */
@@ -208,14 +208,14 @@ struct smr_dm {
 	struct delayed_work nomem_dwork;
 	wait_queue_head_t wait;	/* writers/readers of a band draining */
 	unsigned long last_io;	/* jiffies of the last host I/O */
-	unsigned long last_write; /* jiffies of the last host write, under sc->lock */
+	unsigned long last_write; /* jiffies of the last host write, under sc->d.lock */
 	bool fg_wanted;
 	bool manual;
 	bool stop;
 	u8 state;		/* enum smr_dm_state */
 	u64 since_busy_ms;	/* idle/manual cleaning since the last host
 				 * write (reads make no cleaning debt), under
-				 * sc->lock */
+				 * sc->d.lock */
 	u32 level;		/* highest occupancy level reported */
 	void *buf;		/* one chunk */
 	struct dm_io_client *io_client;
@@ -226,7 +226,7 @@ struct smr_dm {
 	 */
 	sector_t tm_base;
 	sector_t tm_cache_pos;
-	u64 tm_clean_ns;	/* modelled service time of cleaning I/O, under sc->lock */
+	u64 tm_clean_ns;	/* modelled service time of cleaning I/O, under sc->d.lock */
 	struct smr_dm_stats stats;
 };
 
@@ -259,12 +259,12 @@ struct smr_dm_io {
  */
 struct smr_clean_policy {
 	const char *name;		/* in the table line, status, messages */
-	u32 (*pick)(struct smr_dm *dm);	/* under sc->lock; SMR_BAND_NONE if none */
+	u32 (*pick)(struct smr_dm *dm);	/* under sc->d.lock; SMR_BAND_NONE if none */
 };
 
-static inline const char *smr_dm_name(struct smr_target *sc)
+static inline const char *smr_dm_name(struct smr_dm_target *sc)
 {
-	return dm_table_device_name(sc->ti->table);
+	return dm_table_device_name(sc->t.ti->table);
 }
 
 static inline u32 smr_band_of_block(struct smr_dm *dm, u64 lba)
@@ -303,19 +303,19 @@ static inline sector_t smr_dm_tm_pos(struct smr_dm *dm, sector_t s)
 }
 
 /* End a host bio: at its modelled end (io->tm.end) with the timing model. */
-static inline void smr_dm_end_bio(struct smr_target *sc, struct bio *bio)
+static inline void smr_dm_end_bio(struct smr_dm_target *sc, struct bio *bio)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
-	smr_tm_bio_done(sc->tm, &io->tm, bio);
+	smr_tm_bio_done(sc->d.tm, &io->tm, bio);
 }
 
-static inline void smr_mark_slots_dirty(struct smr_target *sc, u32 slot, u32 n)
+static inline void smr_mark_slots_dirty(struct smr_dm_target *sc, u32 slot, u32 n)
 {
 	u32 k;
 
 	for (k = slot / SMR_SLOTS_PER_BLOCK; k <= (slot + n - 1) / SMR_SLOTS_PER_BLOCK; k++)
-		smr_slots_mark_dirty(&sc->md, 1 + k);
+		smr_slots_mark_dirty(&sc->d.md, 1 + k);
 }
 
 /* Host I/O now: background cleaning waits for idle_ms after it. */
@@ -327,20 +327,20 @@ static inline void smr_dm_touch(struct smr_dm *dm)
 		WRITE_ONCE(dm->last_io, now);
 }
 
-static inline void smr_mark_band_dirty(struct smr_target *sc, u32 band)
+static inline void smr_mark_band_dirty(struct smr_dm_target *sc, u32 band)
 {
-	smr_slots_mark_dirty(&sc->md,
+	smr_slots_mark_dirty(&sc->d.md,
 			     1 + sc->dm->slot_blocks + band / SMR_BANDS_PER_BLOCK);
 }
 
 /* Defined in dm-smr-dm-read.c */
-int smr_dm_read(struct smr_target *sc, struct bio *bio);
+int smr_dm_read(struct smr_dm_target *sc, struct bio *bio);
 
 /* Defined in dm-smr-dm-cache.c */
 u32 smr_ext_find(struct smr_band *b, u32 off);
 bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n);
 u32 smr_ext_lookup(struct smr_band *b, u32 off, u32 n, u32 *slot);
-int smr_ext_resize(struct smr_target *sc, struct smr_band *b, u32 need);
+int smr_ext_resize(struct smr_dm_target *sc, struct smr_band *b, u32 need);
 void smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
 		    u32 n, u32 slot);
 struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b);
@@ -348,38 +348,38 @@ int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot);
 void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n);
 void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n);
 /* Defined in dm-smr-wc.c */
-int smr_dm_send(struct smr_target *sc, struct bio *bio, bool in_map);
-void smr_dm_send_clone(struct smr_target *sc, struct bio *bio,
+int smr_dm_send(struct smr_dm_target *sc, struct bio *bio, bool in_map);
+void smr_dm_send_clone(struct smr_dm_target *sc, struct bio *bio,
 		       struct bio *clone);
 
-void smr_dm_submit_cache(struct smr_target *sc, struct bio *bio,
+void smr_dm_submit_cache(struct smr_dm_target *sc, struct bio *bio,
 			 sector_t sector);
-void smr_dm_write_done(struct smr_target *sc, struct bio *bio,
+void smr_dm_write_done(struct smr_dm_target *sc, struct bio *bio,
 		       struct bio_list *commit);
 void smr_dm_nomem_work(struct work_struct *work);
-u64 smr_dm_tm_commit(struct smr_target *sc, bool cleaning);
+u64 smr_dm_tm_commit(struct smr_dm_target *sc, bool cleaning);
 
 /* Defined in dm-smr-dm-bands.c */
 void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n);
 void smr_band_lose(struct smr_dm *dm, u32 band, u32 n);
 void smr_dm_order_bands(struct smr_dm *dm);
-void smr_dm_levels(struct smr_target *sc);
+void smr_dm_levels(struct smr_dm_target *sc);
 
 /* Defined in dm-smr-dm-clean.c */
 extern const struct smr_clean_policy smr_clean_policies[];
 int smr_dm_parse_policy(const char *s, u64 *v);
 void smr_dm_kick_cleaner(struct smr_dm *dm, unsigned long delay);
 void smr_dm_clean_work(struct work_struct *work);
-void smr_dm_arm_park_timeout(struct smr_target *sc);
-int smr_dm_make_park_wq(struct smr_target *sc);
-void smr_dm_timed_out(struct smr_target *sc, struct bio *bio);
+void smr_dm_arm_park_timeout(struct smr_dm_target *sc);
+int smr_dm_make_park_wq(struct smr_dm_target *sc);
+void smr_dm_timed_out(struct smr_dm_target *sc, struct bio *bio);
 void smr_dm_park_work(struct work_struct *work);
 
 /* Defined in dm-smr-dm-rewrite.c */
-void smr_dm_release_parked(struct smr_target *sc);
-int smr_dm_clean_band(struct smr_target *sc, u32 band,
+void smr_dm_release_parked(struct smr_dm_target *sc);
+int smr_dm_clean_band(struct smr_dm_target *sc, u32 band,
 		      enum smr_clean_reason reason, u64 pick_ns);
-int smr_dm_load(struct smr_target *sc);
+int smr_dm_load(struct smr_dm_target *sc);
 
 /* Defined in dm-smr-dm-md.c (and smr_dm_md_mode, in dm-smr.h) */
 void smr_dm_drop_index(struct smr_dm *dm);

@@ -4,7 +4,7 @@
  * their counts, the open/active resource rules (closing the oldest
  * implicitly open zone to make room), open, close, finish and reset, the
  * "set_zone" message, and a zone's report. The I/O path that drives it is
- * dm-smr-hm.c; everything here runs under sc->lock unless it says not.
+ * dm-smr-hm.c; everything here runs under zc->d.lock unless it says not.
  */
 #include "dm-smr.h"
 #include "dm-smr-nl.h"
@@ -26,71 +26,71 @@ const char *smr_cond_name(u8 cond)
 }
 
 /* Recompute the resource counters; open zones become closed (on load). */
-void smr_hm_recount(struct smr_target *sc)
+void smr_hm_recount(struct smr_zoned *zc)
 {
 	u32 z;
 
-	sc->nr_imp_open = sc->nr_exp_open = sc->nr_closed = 0;
-	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
-		struct smr_zone *zone = &sc->zones[z];
+	zc->nr_imp_open = zc->nr_exp_open = zc->nr_closed = 0;
+	for (z = zc->geo.nr_conv; z < zc->geo.nr_zones; z++) {
+		struct smr_zone *zone = &zc->zones[z];
 
 		if (zone->cond == BLK_ZONE_COND_IMP_OPEN ||
 		    zone->cond == BLK_ZONE_COND_EXP_OPEN)
 			zone->cond = zone->wp ? BLK_ZONE_COND_CLOSED :
 				BLK_ZONE_COND_EMPTY;
 		if (zone->cond == BLK_ZONE_COND_CLOSED)
-			sc->nr_closed++;
+			zc->nr_closed++;
 		zone->in_imp_ring = 0;
 	}
-	sc->imp_head = sc->imp_count = 0;
+	zc->imp_head = zc->imp_count = 0;
 }
 
-/* Resource accounting, all under sc->lock. */
+/* Resource accounting, all under zc->d.lock. */
 
-static void smr_cond_leave(struct smr_target *sc, struct smr_zone *z)
+static void smr_cond_leave(struct smr_zoned *zc, struct smr_zone *z)
 {
 	switch (z->cond) {
 	case BLK_ZONE_COND_IMP_OPEN:
-		sc->nr_imp_open--;
+		zc->nr_imp_open--;
 		break;
 	case BLK_ZONE_COND_EXP_OPEN:
-		sc->nr_exp_open--;
+		zc->nr_exp_open--;
 		break;
 	case BLK_ZONE_COND_CLOSED:
-		sc->nr_closed--;
+		zc->nr_closed--;
 		break;
 	}
 }
 
-void smr_cond_enter(struct smr_target *sc, struct smr_zone *z, u8 cond)
+void smr_cond_enter(struct smr_zoned *zc, struct smr_zone *z, u8 cond)
 {
 	if (z->cond != cond)
-		trace_smr_zone_cond(sc->label, z - sc->zones, z->cond, cond);
-	smr_cond_leave(sc, z);
+		trace_smr_zone_cond(zc->d.label, z - zc->zones, z->cond, cond);
+	smr_cond_leave(zc, z);
 	z->cond = cond;
 	switch (cond) {
 	case BLK_ZONE_COND_IMP_OPEN:
-		sc->nr_imp_open++;
-		if (sc->imp_ring && !z->in_imp_ring) {
+		zc->nr_imp_open++;
+		if (zc->imp_ring && !z->in_imp_ring) {
 			/* Each zone at most once: the ring cannot overflow. */
-			sc->imp_ring[(sc->imp_head + sc->imp_count++) % sc->nr_zones] =
-				z - sc->zones;
+			zc->imp_ring[(zc->imp_head + zc->imp_count++) % zc->geo.nr_zones] =
+				z - zc->zones;
 			z->in_imp_ring = 1;
 		}
 		break;
 	case BLK_ZONE_COND_EXP_OPEN:
-		sc->nr_exp_open++;
+		zc->nr_exp_open++;
 		break;
 	case BLK_ZONE_COND_CLOSED:
-		sc->nr_closed++;
+		zc->nr_closed++;
 		break;
 	}
 }
 
 /* Close an open zone: EMPTY again if nothing was written, else CLOSED. */
-static void smr_close(struct smr_target *sc, struct smr_zone *z)
+static void smr_close(struct smr_zoned *zc, struct smr_zone *z)
 {
-	smr_cond_enter(sc, z, z->wp ? BLK_ZONE_COND_CLOSED :
+	smr_cond_enter(zc, z, z->wp ? BLK_ZONE_COND_CLOSED :
 		       BLK_ZONE_COND_EMPTY);
 }
 
@@ -99,58 +99,58 @@ static void smr_close(struct smr_target *sc, struct smr_zone *z)
  * so the ring holds one). Entries of zones no longer implicitly open are
  * dropped on the way: each was pushed once, so this is O(1) amortized.
  */
-static void smr_close_one_imp_open(struct smr_target *sc)
+static void smr_close_one_imp_open(struct smr_zoned *zc)
 {
-	while (sc->imp_count) {
-		struct smr_zone *z = &sc->zones[sc->imp_ring[sc->imp_head]];
+	while (zc->imp_count) {
+		struct smr_zone *z = &zc->zones[zc->imp_ring[zc->imp_head]];
 
-		sc->imp_head = (sc->imp_head + 1) % sc->nr_zones;
-		sc->imp_count--;
+		zc->imp_head = (zc->imp_head + 1) % zc->geo.nr_zones;
+		zc->imp_count--;
 		z->in_imp_ring = 0;
 		if (z->cond == BLK_ZONE_COND_IMP_OPEN) {
-			smr_close(sc, z);
-			sc->stats.imp_closes++;
+			smr_close(zc, z);
+			zc->stats.imp_closes++;
 			return;
 		}
 	}
 }
 
-bool smr_active_at_limit(struct smr_target *sc)
+bool smr_active_at_limit(struct smr_zoned *zc)
 {
-	return sc->eff_max_active &&
-		sc->nr_imp_open + sc->nr_exp_open + sc->nr_closed >=
-		sc->eff_max_active;
+	return zc->geo.eff_max_active &&
+		zc->nr_imp_open + zc->nr_exp_open + zc->nr_closed >=
+		zc->geo.eff_max_active;
 }
 
-static blk_status_t smr_check_active(struct smr_target *sc)
+static blk_status_t smr_check_active(struct smr_zoned *zc)
 {
-	return smr_active_at_limit(sc) ? BLK_STS_ZONE_ACTIVE_RESOURCE :
+	return smr_active_at_limit(zc) ? BLK_STS_ZONE_ACTIVE_RESOURCE :
 		BLK_STS_OK;
 }
 
-static blk_status_t smr_check_open(struct smr_target *sc)
+static blk_status_t smr_check_open(struct smr_zoned *zc)
 {
-	if (!sc->eff_max_open ||
-	    sc->nr_imp_open + sc->nr_exp_open < sc->eff_max_open)
+	if (!zc->geo.eff_max_open ||
+	    zc->nr_imp_open + zc->nr_exp_open < zc->geo.eff_max_open)
 		return BLK_STS_OK;
-	if (sc->nr_imp_open) {
-		smr_close_one_imp_open(sc);
+	if (zc->nr_imp_open) {
+		smr_close_one_imp_open(zc);
 		return BLK_STS_OK;
 	}
 	return BLK_STS_ZONE_OPEN_RESOURCE;
 }
 
 /* May zone @z (EMPTY or CLOSED) become open? May close another zone. */
-blk_status_t smr_check_resources(struct smr_target *sc, struct smr_zone *z)
+blk_status_t smr_check_resources(struct smr_zoned *zc, struct smr_zone *z)
 {
 	blk_status_t sts;
 
 	if (z->cond == BLK_ZONE_COND_EMPTY) {
-		sts = smr_check_active(sc);
+		sts = smr_check_active(zc);
 		if (sts)
 			return sts;
 	}
-	return smr_check_open(sc);
+	return smr_check_open(zc);
 }
 
 blk_status_t smr_zone_usable(struct smr_zone *z)
@@ -161,9 +161,9 @@ blk_status_t smr_zone_usable(struct smr_zone *z)
 	return BLK_STS_OK;
 }
 
-/* Zone management operations. Caller holds sc->lock. */
+/* Zone management operations. Caller holds zc->d.lock. */
 
-blk_status_t smr_zone_open(struct smr_target *sc, struct smr_zone *z)
+blk_status_t smr_zone_open(struct smr_zoned *zc, struct smr_zone *z)
 {
 	blk_status_t sts = smr_zone_usable(z);
 
@@ -176,19 +176,19 @@ blk_status_t smr_zone_open(struct smr_target *sc, struct smr_zone *z)
 		break;
 	case BLK_ZONE_COND_EMPTY:
 	case BLK_ZONE_COND_CLOSED:
-		sts = smr_check_resources(sc, z);
+		sts = smr_check_resources(zc, z);
 		if (sts)
 			return sts;
 		break;
 	default:	/* FULL */
 		return BLK_STS_IOERR;
 	}
-	smr_cond_enter(sc, z, BLK_ZONE_COND_EXP_OPEN);
-	sc->stats.opens++;
+	smr_cond_enter(zc, z, BLK_ZONE_COND_EXP_OPEN);
+	zc->stats.opens++;
 	return BLK_STS_OK;
 }
 
-blk_status_t smr_zone_close(struct smr_target *sc, struct smr_zone *z)
+blk_status_t smr_zone_close(struct smr_zoned *zc, struct smr_zone *z)
 {
 	blk_status_t sts = smr_zone_usable(z);
 
@@ -197,15 +197,15 @@ blk_status_t smr_zone_close(struct smr_target *sc, struct smr_zone *z)
 	/* Closing a zone that is not open changes nothing (ZBC). */
 	if (z->cond == BLK_ZONE_COND_IMP_OPEN ||
 	    z->cond == BLK_ZONE_COND_EXP_OPEN) {
-		smr_close(sc, z);
-		sc->stats.closes++;
+		smr_close(zc, z);
+		zc->stats.closes++;
 	}
 	return BLK_STS_OK;
 }
 
-blk_status_t smr_zone_finish(struct smr_target *sc, u32 zno)
+blk_status_t smr_zone_finish(struct smr_zoned *zc, u32 zno)
 {
-	struct smr_zone *z = &sc->zones[zno];
+	struct smr_zone *z = &zc->zones[zno];
 	blk_status_t sts = smr_zone_usable(z);
 
 	if (sts)
@@ -213,23 +213,23 @@ blk_status_t smr_zone_finish(struct smr_target *sc, u32 zno)
 	if (z->cond == BLK_ZONE_COND_FULL)
 		return BLK_STS_OK;
 	if (z->cond == BLK_ZONE_COND_EMPTY) {
-		sts = smr_check_resources(sc, z);
+		sts = smr_check_resources(zc, z);
 		if (sts)
 			return sts;
 	}
-	smr_cond_enter(sc, z, BLK_ZONE_COND_FULL);
-	z->wp = sc->zone_capacity;
+	smr_cond_enter(zc, z, BLK_ZONE_COND_FULL);
+	z->wp = zc->geo.zone_capacity;
 	z->finished = 1;
-	smr_hm_zone_dirty(sc, zno);
-	sc->stats.finishes++;
+	smr_hm_zone_dirty(zc, zno);
+	zc->stats.finishes++;
 	return BLK_STS_OK;
 }
 
 /*
  * Make the writes in flight in a zone stale: they complete without
- * touching it; @orphan: and fail. Caller holds sc->lock.
+ * touching it; @orphan: and fail. Caller holds zc->d.lock.
  */
-void smr_zone_orphan(struct smr_target *sc, struct smr_zone *z, bool orphan)
+void smr_zone_orphan(struct smr_zoned *zc, struct smr_zone *z, bool orphan)
 {
 	struct smr_hm_io *io;
 
@@ -237,7 +237,7 @@ void smr_zone_orphan(struct smr_target *sc, struct smr_zone *z, bool orphan)
 		if (io->gen != z->gen)
 			continue;
 		io->orphan = orphan;
-		sc->stale_inflight++;
+		zc->stale_inflight++;
 	}
 	z->gen++;
 }
@@ -251,43 +251,43 @@ bool smr_zone_has_stale(struct smr_zone *z)
 	return io && io->gen != z->gen;
 }
 
-/* Drop a zone's data (reset, fault injection). Caller holds sc->lock. */
-static void smr_zone_forget(struct smr_target *sc, struct smr_zone *z)
+/* Drop a zone's data (reset, fault injection). Caller holds zc->d.lock. */
+static void smr_zone_forget(struct smr_zoned *zc, struct smr_zone *z)
 {
-	smr_zone_orphan(sc, z, false);
+	smr_zone_orphan(zc, z, false);
 	z->wp = z->dend = 0;
 	z->finished = 0;
 }
 
-blk_status_t smr_zone_reset(struct smr_target *sc, u32 zno)
+blk_status_t smr_zone_reset(struct smr_zoned *zc, u32 zno)
 {
-	struct smr_zone *z = &sc->zones[zno];
+	struct smr_zone *z = &zc->zones[zno];
 	blk_status_t sts = smr_zone_usable(z);
 
 	if (sts)
 		return sts;
-	smr_cond_enter(sc, z, BLK_ZONE_COND_EMPTY);
-	smr_zone_forget(sc, z);
-	smr_hm_zone_dirty(sc, zno);
-	sc->stats.resets++;
+	smr_cond_enter(zc, z, BLK_ZONE_COND_EMPTY);
+	smr_zone_forget(zc, z);
+	smr_hm_zone_dirty(zc, zno);
+	zc->stats.resets++;
 	return BLK_STS_OK;
 }
 
 /*
  * Reset every sequential zone that can be (REQ_OP_ZONE_RESET_ALL). Not
- * under sc->lock: takes it one zone at a time and may sleep between zones.
+ * under zc->d.lock: takes it one zone at a time and may sleep between zones.
  */
-void smr_hm_reset_all(struct smr_target *sc)
+void smr_hm_reset_all(struct smr_zoned *zc)
 {
 	u32 z;
 
-	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
-		spin_lock_irq(&sc->lock);
+	for (z = zc->geo.nr_conv; z < zc->geo.nr_zones; z++) {
+		spin_lock_irq(&zc->d.lock);
 		/* Read-only and offline zones keep their condition. */
-		if (smr_zone_usable(&sc->zones[z]) == BLK_STS_OK &&
-		    sc->zones[z].cond != BLK_ZONE_COND_EMPTY)
-			smr_zone_reset(sc, z);
-		spin_unlock_irq(&sc->lock);
+		if (smr_zone_usable(&zc->zones[z]) == BLK_STS_OK &&
+		    zc->zones[z].cond != BLK_ZONE_COND_EMPTY)
+			smr_zone_reset(zc, z);
+		spin_unlock_irq(&zc->d.lock);
 		cond_resched();
 	}
 }
@@ -296,7 +296,7 @@ void smr_hm_reset_all(struct smr_target *sc)
  * Fault injection (message "zone_cond"): force a sequential zone
  * read-only or offline, or back to empty (its data is then gone).
  */
-int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond)
+int smr_hm_set_cond(struct smr_zoned *zc, u32 zno, const char *cond)
 {
 	struct smr_zone *z;
 	u8 c;
@@ -310,15 +310,15 @@ int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond)
 	else
 		return -EINVAL;
 
-	spin_lock_irq(&sc->lock);
-	z = &sc->zones[zno];
-	smr_cond_enter(sc, z, c);
+	spin_lock_irq(&zc->d.lock);
+	z = &zc->zones[zno];
+	smr_cond_enter(zc, z, c);
 	if (c == BLK_ZONE_COND_EMPTY)
-		smr_zone_forget(sc, z);
+		smr_zone_forget(zc, z);
 	z->finished = 0;
-	smr_hm_zone_dirty(sc, zno);
-	spin_unlock_irq(&sc->lock);
-	return smr_md_commit(sc);
+	smr_hm_zone_dirty(zc, zno);
+	spin_unlock_irq(&zc->d.lock);
+	return smr_md_commit(&zc->d);
 }
 
 /*
@@ -326,25 +326,25 @@ int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond)
  * Conventional zones are NOT_WP with the write pointer at their end;
  * full, read-only and offline zones carry no valid write pointer.
  */
-void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz)
+void smr_hm_fill_zone(struct smr_zoned *zc, u32 zno, struct blk_zone *blkz)
 {
-	struct smr_zone *z = &sc->zones[zno];
+	struct smr_zone *z = &zc->zones[zno];
 
 	memset(blkz, 0, sizeof(*blkz));
-	blkz->start = smr_zone_start(sc, zno);
-	blkz->len = sc->zone_sectors;
-	spin_lock_irq(&sc->lock);
+	blkz->start = smr_zone_start(zc, zno);
+	blkz->len = zc->geo.zone_sectors;
+	spin_lock_irq(&zc->d.lock);
 	blkz->cond = z->cond;
-	if (smr_zone_is_conv(sc, zno)) {
+	if (smr_zone_is_conv(zc, zno)) {
 		blkz->type = BLK_ZONE_TYPE_CONVENTIONAL;
-		blkz->capacity = sc->zone_sectors;
-		blkz->wp = blkz->start + sc->zone_sectors;
+		blkz->capacity = zc->geo.zone_sectors;
+		blkz->wp = blkz->start + zc->geo.zone_sectors;
 	} else {
 		blkz->type = BLK_ZONE_TYPE_SEQWRITE_REQ;
-		blkz->capacity = sc->zone_capacity;
+		blkz->capacity = zc->geo.zone_capacity;
 		switch (z->cond) {
 		case BLK_ZONE_COND_FULL:
-			blkz->wp = blkz->start + sc->zone_sectors;
+			blkz->wp = blkz->start + zc->geo.zone_sectors;
 			break;
 		case BLK_ZONE_COND_READONLY:
 		case BLK_ZONE_COND_OFFLINE:
@@ -354,31 +354,33 @@ void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz)
 			blkz->wp = blkz->start + z->wp;
 		}
 	}
-	spin_unlock_irq(&sc->lock);
+	spin_unlock_irq(&zc->d.lock);
 }
 
-/* A consistent copy of the status counters of zone context @sc. */
-void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s)
+/* A consistent copy of the status counters of engine @zc. */
+void smr_hm_snapshot(struct smr_zoned *zc, struct smr_hm_snap *s)
 {
-	struct smr_stats st;
+	struct smr_hm_stats st;
 	u32 z;
 
 	memset(s, 0, sizeof(*s));
-	spin_lock_irq(&sc->lock);
-	st = sc->stats;
-	s->imp_open = sc->nr_imp_open;
-	s->exp_open = sc->nr_exp_open;
-	s->closed = sc->nr_closed;
-	spin_unlock_irq(&sc->lock);
-	for (z = sc->nr_conv; z < sc->nr_zones; z++) {
-		u8 c = READ_ONCE(sc->zones[z].cond);
+	spin_lock_irq(&zc->d.lock);
+	st = zc->stats;
+	s->errors = zc->d.errors;
+	s->commits = zc->d.commits;
+	s->imp_open = zc->nr_imp_open;
+	s->exp_open = zc->nr_exp_open;
+	s->closed = zc->nr_closed;
+	spin_unlock_irq(&zc->d.lock);
+	for (z = zc->geo.nr_conv; z < zc->geo.nr_zones; z++) {
+		u8 c = READ_ONCE(zc->zones[z].cond);
 
 		s->full += c == BLK_ZONE_COND_FULL;
 		s->readonly += c == BLK_ZONE_COND_READONLY;
 		s->offline += c == BLK_ZONE_COND_OFFLINE;
 	}
-	s->nr_zones = sc->nr_zones;
-	s->conv_zones = sc->nr_conv;
+	s->nr_zones = zc->geo.nr_zones;
+	s->conv_zones = zc->geo.nr_conv;
 	s->writes = st.writes;
 	s->write_sectors = st.write_sectors;
 	s->reads = st.reads;
@@ -389,14 +391,12 @@ void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s)
 	s->closes = st.closes;
 	s->imp_closes = st.imp_closes;
 	s->wp_errors = st.wp_errors;
-	s->errors = st.errors;
-	s->commits = st.commits;
-	s->mem_bytes = sc->mem_bytes;
-	smr_power_get(&sc->power, &s->power, &s->power_left);
-	if (sc->tm) {
+	s->mem_bytes = zc->d.mem_bytes;
+	smr_power_get(&zc->d.power, &s->power, &s->power_left);
+	if (zc->d.tm) {
 		struct smr_tm_stats ts;
 
-		smr_tm_get_stats(sc->tm, &ts);
+		smr_tm_get_stats(zc->d.tm, &ts);
 		s->model_busy_ms = div_u64(ts.busy_ns, NSEC_PER_MSEC);
 		s->model_lag_ms = div_u64(ts.lag_ns, NSEC_PER_MSEC);
 	}

@@ -38,8 +38,8 @@ MODULE_PARM_DESC(event_rate,
 struct smr_nl_dev {
 	struct list_head node;
 	struct rcu_head rcu;
-	struct smr_target *sc;
-	struct smr_target *zc;	/* host-managed: the zone state events come from */
+	struct smr_table *t;
+	struct smr_drive *drive;	/* the drive events come from */
 	const struct smr_nl_counters *counters;
 	dev_t devt;
 	char name[DM_NAME_LEN];
@@ -102,7 +102,7 @@ static int smr_nl_put_hm(struct sk_buff *skb, struct smr_nl_dev *d)
 	struct smr_hm_snap s;
 	u64 v[SMR_HM_MAX - SMR_HM_NR_ZONES + 1];
 
-	d->counters->hm(d->sc, &s);
+	d->counters->hm(d->t, &s);
 	v[SMR_HM_NR_ZONES - SMR_HM_NR_ZONES] = s.nr_zones;
 	v[SMR_HM_CONV_ZONES - SMR_HM_NR_ZONES] = s.conv_zones;
 	v[SMR_HM_IMP_OPEN - SMR_HM_NR_ZONES] = s.imp_open;
@@ -143,7 +143,7 @@ static int smr_nl_put_dm(struct sk_buff *skb, struct smr_nl_dev *d)
 	u64 v[SMR_DM_MAX - SMR_DM_NR_BANDS + 1];
 	u64 *p = v;
 
-	d->counters->dm(d->sc, &s);
+	d->counters->dm(d->t, &s);
 	/* In SMR_DM_* order, which is the status field order. */
 	*p++ = s.nr_bands;
 	*p++ = s.band_sectors;
@@ -192,7 +192,7 @@ static int smr_nl_put_dm(struct sk_buff *skb, struct smr_nl_dev *d)
 static int smr_nl_fill_dev(struct sk_buff *skb, struct smr_nl_dev *d,
 			   u32 portid, u32 seq, int flags)
 {
-	struct smr_target *sc = d->sc;
+	enum smr_mode mode = d->t->mode;
 	void *hdr;
 	int ret;
 
@@ -202,12 +202,12 @@ static int smr_nl_fill_dev(struct sk_buff *skb, struct smr_nl_dev *d,
 		return -EMSGSIZE;
 	ret = smr_nl_put_dev(skb, d);
 	if (!ret && nla_put_u8(skb, SMR_A_MODE,
-			       sc->mode == SMR_MODE_DRIVE_MANAGED ?
+			       mode == SMR_MODE_DRIVE_MANAGED ?
 			       SMR_NL_MODE_DRIVE_MANAGED :
 			       SMR_NL_MODE_HOST_MANAGED))
 		ret = -EMSGSIZE;
 	if (!ret)
-		ret = sc->mode == SMR_MODE_DRIVE_MANAGED ?
+		ret = mode == SMR_MODE_DRIVE_MANAGED ?
 			smr_nl_put_dm(skb, d) : smr_nl_put_hm(skb, d);
 	if (ret) {
 		genlmsg_cancel(skb, hdr);
@@ -352,10 +352,11 @@ static struct genl_family smr_genl_family __ro_after_init = {
 /* ----------------------------------------------------------- events --- */
 
 /*
- * Start an event message for @sc, or NULL (nobody listens: not counted;
- * over the rate, no memory, or @sc not registered: counted as dropped).
+ * Start an event message from drive @src, or NULL (nobody listens: not
+ * counted; over the rate, no memory, or no table of @src registered:
+ * counted as dropped).
  */
-static struct sk_buff *smr_nl_ev_new(struct smr_target *sc, u8 cmd,
+static struct sk_buff *smr_nl_ev_new(struct smr_drive *src, u8 cmd,
 				     void **hdr)
 {
 	struct smr_nl_dev *d;
@@ -367,7 +368,7 @@ static struct sk_buff *smr_nl_ev_new(struct smr_target *sc, u8 cmd,
 		return NULL;
 	rcu_read_lock();
 	list_for_each_entry_rcu(d, &smr_nl_devs, node) {
-		if (d->sc == sc || d->zc == sc) {
+		if (d->drive == src) {
 			ret = smr_nl_put_dev(skb, d);
 			break;
 		}
@@ -385,27 +386,27 @@ static void smr_nl_ev_send(struct sk_buff *skb, void *hdr, int err)
 	smr_genl_event_send(&smr_nl_events, skb, hdr, err);
 }
 
-void smr_nl_clean_start(struct smr_target *sc, u32 band,
+void smr_nl_clean_start(struct smr_drive *src, u32 band,
 			enum smr_clean_reason r)
 {
 	struct sk_buff *skb;
 	void *hdr;
 
-	skb = smr_nl_ev_new(sc, SMR_CMD_EV_CLEAN_START, &hdr);
+	skb = smr_nl_ev_new(src, SMR_CMD_EV_CLEAN_START, &hdr);
 	if (skb)
 		smr_nl_ev_send(skb, hdr,
 			       nla_put_u32(skb, SMR_A_BAND, band) ||
 			       nla_put_u8(skb, SMR_A_REASON, r));
 }
 
-void smr_nl_clean_done(struct smr_target *sc, u32 band,
+void smr_nl_clean_done(struct smr_drive *src, u32 band,
 		       enum smr_clean_reason r, u64 read_bytes,
 		       u64 write_bytes, u64 duration_us)
 {
 	struct sk_buff *skb;
 	void *hdr;
 
-	skb = smr_nl_ev_new(sc, SMR_CMD_EV_CLEAN_DONE, &hdr);
+	skb = smr_nl_ev_new(src, SMR_CMD_EV_CLEAN_DONE, &hdr);
 	if (skb)
 		smr_nl_ev_send(skb, hdr,
 			       nla_put_u32(skb, SMR_A_BAND, band) ||
@@ -418,35 +419,35 @@ void smr_nl_clean_done(struct smr_target *sc, u32 band,
 						 duration_us, SMR_A_PAD));
 }
 
-void smr_nl_cache_level(struct smr_target *sc, unsigned int pct)
+void smr_nl_cache_level(struct smr_drive *src, unsigned int pct)
 {
 	struct sk_buff *skb;
 	void *hdr;
 
-	skb = smr_nl_ev_new(sc, SMR_CMD_EV_CACHE_LEVEL, &hdr);
+	skb = smr_nl_ev_new(src, SMR_CMD_EV_CACHE_LEVEL, &hdr);
 	if (skb)
 		smr_nl_ev_send(skb, hdr, nla_put_u32(skb, SMR_A_CACHE_PCT, pct));
 }
 
-void smr_nl_idle_clean(struct smr_target *sc, u64 clean_ms)
+void smr_nl_idle_clean(struct smr_drive *src, u64 clean_ms)
 {
 	struct sk_buff *skb;
 	void *hdr;
 
-	skb = smr_nl_ev_new(sc, SMR_CMD_EV_IDLE_CLEAN, &hdr);
+	skb = smr_nl_ev_new(src, SMR_CMD_EV_IDLE_CLEAN, &hdr);
 	if (skb)
 		smr_nl_ev_send(skb, hdr,
 			       nla_put_u64_64bit(skb, SMR_A_CLEAN_MS, clean_ms,
 						 SMR_A_PAD));
 }
 
-void smr_nl_zone_error(struct smr_target *sc, u32 zone, u8 cond,
+void smr_nl_zone_error(struct smr_drive *src, u32 zone, u8 cond,
 		       sector_t sector, u32 nr_sectors, sector_t wp)
 {
 	struct sk_buff *skb;
 	void *hdr;
 
-	skb = smr_nl_ev_new(sc, SMR_CMD_EV_ZONE_ERROR, &hdr);
+	skb = smr_nl_ev_new(src, SMR_CMD_EV_ZONE_ERROR, &hdr);
 	if (skb)
 		smr_nl_ev_send(skb, hdr,
 			       nla_put_u32(skb, SMR_A_ZONE, zone) ||
@@ -458,12 +459,12 @@ void smr_nl_zone_error(struct smr_target *sc, u32 zone, u8 cond,
 						 SMR_A_PAD));
 }
 
-void smr_nl_commit_error(struct smr_target *sc, int err)
+void smr_nl_commit_error(struct smr_drive *src, int err)
 {
 	struct sk_buff *skb;
 	void *hdr;
 
-	skb = smr_nl_ev_new(sc, SMR_CMD_EV_COMMIT_ERROR, &hdr);
+	skb = smr_nl_ev_new(src, SMR_CMD_EV_COMMIT_ERROR, &hdr);
 	if (skb)
 		smr_nl_ev_send(skb, hdr, nla_put_u32(skb, SMR_A_ERRNO, -err));
 }
@@ -474,7 +475,7 @@ void smr_nl_commit_error(struct smr_target *sc, int err)
  * End of a successful ctr (process context). Without memory for the entry
  * the device works but is missing from dumps and sends no events.
  */
-void smr_nl_register(struct smr_target *sc, struct smr_target *zc,
+void smr_nl_register(struct smr_table *t, struct smr_drive *drive,
 		     const struct smr_nl_counters *c)
 {
 	struct smr_nl_dev *d;
@@ -482,26 +483,26 @@ void smr_nl_register(struct smr_target *sc, struct smr_target *zc,
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d) {
 		DMWARN("%s: no memory for the netlink registry; no events",
-		       dm_table_device_name(sc->ti->table));
+		       t->name);
 		return;
 	}
-	d->sc = sc;
-	d->zc = zc;
+	d->t = t;
+	d->drive = drive;
 	d->counters = c;
-	smr_genl_dev_name(sc->ti, d->name, &d->devt);
+	smr_genl_dev_name(t->ti, d->name, &d->devt);
 	mutex_lock(&smr_nl_lock);
 	list_add_tail_rcu(&d->node, &smr_nl_devs);
 	mutex_unlock(&smr_nl_lock);
 }
 
-/* Start of dtr: no event of @sc looks the entry up after this returns. */
-void smr_nl_unregister(struct smr_target *sc)
+/* Start of dtr: no event of @t looks the entry up after this returns. */
+void smr_nl_unregister(struct smr_table *t)
 {
 	struct smr_nl_dev *d, *found = NULL;
 
 	mutex_lock(&smr_nl_lock);
 	list_for_each_entry(d, &smr_nl_devs, node) {
-		if (d->sc == sc) {
+		if (d->t == t) {
 			found = d;
 			list_del_rcu(&d->node);
 			break;

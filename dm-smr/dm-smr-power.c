@@ -40,10 +40,10 @@
 /* Either mode: what the write cache holds is lost; it sends nothing more. */
 static void smr_power_halt(void *owner)
 {
-	struct smr_target *sc = owner;
+	struct smr_drive *d = owner;
 
-	if (sc->wc)
-		smr_wc_cut(sc->wc);
+	if (d->wc)
+		smr_wc_cut(d->wc);
 }
 
 /* ---------------------------------------------------------- host-managed */
@@ -51,9 +51,9 @@ static void smr_power_halt(void *owner)
 /* The commit worker fails what waits for it: its commit fails. */
 static void smr_hm_cut_work(void *owner)
 {
-	struct smr_target *sc = owner;
+	struct smr_zoned *zc = smr_zoned_of(owner);
 
-	queue_work(sc->wq, &sc->commit_work);
+	queue_work(zc->d.wq, &zc->d.commit_work);
 }
 
 /*
@@ -65,17 +65,17 @@ static void smr_hm_cut_work(void *owner)
  */
 static int smr_hm_power_settle(void *owner)
 {
-	struct smr_target *sc = owner;
+	struct smr_zoned *zc = smr_zoned_of(owner);
 
-	/* smr_hm_end() wakes this without touching sc after its decrement. */
-	if (!wait_var_event_timeout(&sc->inflight, !atomic_read(&sc->inflight),
+	/* smr_hm_end() wakes this without touching zc after its decrement. */
+	if (!wait_var_event_timeout(&zc->inflight, !atomic_read(&zc->inflight),
 				    SMR_SETTLE_TIMEOUT))
 		return -ETIMEDOUT;
 	/* A commit under way finishes its batch (none starts: halted). */
-	mutex_lock(&sc->md.commit_lock);
-	mutex_unlock(&sc->md.commit_lock);
+	mutex_lock(&zc->d.md.commit_lock);
+	mutex_unlock(&zc->d.md.commit_lock);
 	/* Destages the write cache sent before the cut. */
-	return sc->wc ? smr_wc_settle(sc->wc) : 0;
+	return zc->d.wc ? smr_wc_settle(zc->d.wc) : 0;
 }
 
 static const struct smr_power_ops smr_hm_power_ops = {
@@ -85,10 +85,10 @@ static const struct smr_power_ops smr_hm_power_ops = {
 };
 
 /* The engine's switch, on (its creation). */
-void smr_hm_power_setup(struct smr_target *sc)
+void smr_hm_power_setup(struct smr_zoned *zc)
 {
-	smr_power_init(&sc->power, sc->label, &smr_hm_power_ops, sc, &sc->md,
-		       &sc->tm);
+	smr_power_init(&zc->d.power, zc->d.label, &smr_hm_power_ops, &zc->d,
+		       &zc->d.md, &zc->d.tm);
 }
 
 /* --------------------------------------------------------- drive-managed */
@@ -99,12 +99,12 @@ void smr_hm_power_setup(struct smr_target *sc)
  */
 static void smr_dm_cut_work(void *owner)
 {
-	struct smr_target *sc = owner;
+	struct smr_dm_target *sc = smr_dmt_of(owner);
 
-	spin_lock_irq(&sc->lock);
+	spin_lock_irq(&sc->d.lock);
 	smr_dm_release_parked(sc);
-	spin_unlock_irq(&sc->lock);
-	queue_work(sc->wq, &sc->commit_work);
+	spin_unlock_irq(&sc->d.lock);
+	queue_work(sc->d.wq, &sc->d.commit_work);
 }
 
 /*
@@ -115,14 +115,14 @@ static void smr_dm_cut_work(void *owner)
  */
 static int smr_dm_power_settle(void *owner)
 {
-	struct smr_target *sc = owner;
+	struct smr_dm_target *sc = smr_dmt_of(owner);
 
-	flush_workqueue(sc->wq);
+	flush_workqueue(sc->d.wq);
 	flush_delayed_work(&sc->dm->clean_dwork);
-	flush_workqueue(sc->wq);
-	mutex_lock(&sc->md.commit_lock);
-	mutex_unlock(&sc->md.commit_lock);
-	return sc->wc ? smr_wc_settle(sc->wc) : 0;
+	flush_workqueue(sc->d.wq);
+	mutex_lock(&sc->d.md.commit_lock);
+	mutex_unlock(&sc->d.md.commit_lock);
+	return sc->d.wc ? smr_wc_settle(sc->d.wc) : 0;
 }
 
 static const struct smr_power_ops smr_dm_power_ops = {
@@ -132,8 +132,8 @@ static const struct smr_power_ops smr_dm_power_ops = {
 };
 
 /* A drive-managed table's switch, on (its constructor). */
-void smr_dm_power_setup(struct smr_target *sc)
+void smr_dm_power_setup(struct smr_dm_target *sc)
 {
-	smr_power_init(&sc->power, sc->label, &smr_dm_power_ops, sc, &sc->md,
-		       &sc->tm);
+	smr_power_init(&sc->d.power, sc->d.label, &smr_dm_power_ops, &sc->d,
+		       &sc->d.md, &sc->d.tm);
 }

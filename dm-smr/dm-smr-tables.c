@@ -24,20 +24,20 @@ static LIST_HEAD(smr_tables);
 static DEFINE_MUTEX(smr_tables_lock);
 static DECLARE_WAIT_QUEUE_HEAD(smr_tables_unpinned);
 
-int smr_join_table(struct smr_target *sc)
+int smr_join_table(struct smr_table *t)
 {
-	struct smr_target *other;
+	struct smr_table *other;
 	int ret = 0;
 
 	mutex_lock(&smr_tables_lock);
 	list_for_each_entry(other, &smr_tables, table_node) {
-		if (other->ti->table == sc->ti->table && other->mode != sc->mode) {
+		if (other->ti->table == t->ti->table && other->mode != t->mode) {
 			ret = -EINVAL;
 			break;
 		}
 	}
 	if (!ret)
-		list_add(&sc->table_node, &smr_tables);
+		list_add(&t->table_node, &smr_tables);
 	mutex_unlock(&smr_tables_lock);
 	return ret;
 }
@@ -64,43 +64,48 @@ int smr_join_table(struct smr_target *sc)
  * still in flight; the caller then refuses to resume rather than read a
  * stale state.
  */
-int smr_commit_predecessor(struct smr_target *sc)
+int smr_commit_predecessor(struct smr_dm_target *sc)
 {
-	struct smr_target *old;
+	struct smr_dm_target *old;
+	struct smr_table *t;
 	bool lost;
 	int ret;
 
 	mutex_lock(&smr_tables_lock);
 again:
-	list_for_each_entry(old, &smr_tables, table_node) {
-		if (old == sc || old->mode != SMR_MODE_DRIVE_MANAGED ||
-		    old->bdev->bd_dev != sc->bdev->bd_dev)
+	list_for_each_entry(t, &smr_tables, table_node) {
+		if (t == &sc->t || t->mode != SMR_MODE_DRIVE_MANAGED)
 			continue;
-		lost = smr_drive_lost(old);
-		if (lost ? old->table_settled : !old->commit_pending)
+		/* The table's dm_dev is set before it joins; its drive's bdev later. */
+		if (t->dev->bdev->bd_dev != sc->t.dev->bdev->bd_dev)
 			continue;
-		WRITE_ONCE(old->table_pins, old->table_pins + 1);
+		old = smr_dmt(t);
+		lost = smr_drive_lost(&old->d);
+		if (lost ? t->table_settled : !old->commit_pending)
+			continue;
+		WRITE_ONCE(t->table_pins, t->table_pins + 1);
 		mutex_unlock(&smr_tables_lock);
 		/* What it did not commit is lost; what it sent lands. */
-		ret = lost ? smr_power_settle(&old->power) : smr_md_commit(old);
+		ret = lost ? smr_power_settle(&old->d.power) :
+			smr_md_commit(&old->d);
 		mutex_lock(&smr_tables_lock);
 		if (!ret) {
 			if (lost)
-				old->table_settled = true;
+				t->table_settled = true;
 			else
 				old->commit_pending = false;
 		}
-		WRITE_ONCE(old->table_pins, old->table_pins - 1);
-		if (!old->table_pins)
+		WRITE_ONCE(t->table_pins, t->table_pins - 1);
+		if (!t->table_pins)
 			wake_up_all(&smr_tables_unpinned);
 		if (ret) {
 			if (lost) {
 				DMERR("%s: the previous table lost its power (or its write cache failed) and I/O it issued is still in flight to the backing device; not resuming over it, try again",
-				      sc->name);
+				      sc->t.name);
 				ret = -EBUSY;
 			} else {
 				DMERR("%s: the previous table's state is not on disk (its commit failed again: %d); not resuming over it",
-				      sc->name, ret);
+				      sc->t.name, ret);
 			}
 			goto out;
 		}
@@ -121,14 +126,14 @@ out:
  * before, with the table still listed: a successor resuming meanwhile
  * then commits or settles it too rather than read the disk under them.
  */
-void smr_leave_table(struct smr_target *sc)
+void smr_leave_table(struct smr_table *t)
 {
 	mutex_lock(&smr_tables_lock);
-	while (sc->table_pins) {
+	while (t->table_pins) {
 		mutex_unlock(&smr_tables_lock);
-		wait_event(smr_tables_unpinned, !READ_ONCE(sc->table_pins));
+		wait_event(smr_tables_unpinned, !READ_ONCE(t->table_pins));
 		mutex_lock(&smr_tables_lock);
 	}
-	list_del_init(&sc->table_node);
+	list_del_init(&t->table_node);
 	mutex_unlock(&smr_tables_lock);
 }

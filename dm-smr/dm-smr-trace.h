@@ -3,8 +3,8 @@
  * dm-smr tracepoints (trace system "dm_smr"); docs/tracing.md shows them
  * with trace-cmd and bpftrace.
  *
- * Every event names its device (struct smr_target's label: the dm name,
- * or smrhm<N> for a host-managed zone context; the first 31 bytes) in
+ * Every event names its device (struct smr_drive's label: the dm name,
+ * or smrhm<N> for a host-managed engine; the first 31 bytes) in
  * the fixed array common/smr-trace.h defines for both modules, which also
  * holds the metadata commit event they share.
  * Off, each costs a static branch; the few that take a timestamp take it

@@ -25,7 +25,7 @@
  * spelling's bit is folded into the new one's, so that the table line
  * prints write_cache_kib either way.
  */
-int smr_wc_parse_opt(struct smr_target *sc, unsigned long *given,
+int smr_wc_parse_opt(struct smr_table *t, unsigned long *given,
 		     unsigned long kib_bit, unsigned long mib_bit, u64 kib,
 		     u64 mib, char **error)
 {
@@ -43,18 +43,18 @@ int smr_wc_parse_opt(struct smr_target *sc, unsigned long *given,
 		*error = "write_cache_kib must be a whole number of pages (a multiple of 4 KiB)";
 		return -EINVAL;
 	}
-	sc->wc_kib = kib;
+	t->wc_kib = kib;
 	return 0;
 }
 
-int smr_wc_setup(struct smr_target *sc, u32 kib, char **error)
+int smr_wc_setup(struct smr_drive *d, u32 kib, char **error)
 {
 	struct smr_wc *wc;
 	int ret;
 
 	if (!kib)
 		return 0;
-	if (sc->tm) {
+	if (d->tm) {
 		*error = "write_cache_kib cannot be combined with the timing model (its buffer_mib models a cache's time)";
 		return -EINVAL;
 	}
@@ -63,27 +63,27 @@ int smr_wc_setup(struct smr_target *sc, u32 kib, char **error)
 		*error = "Cannot allocate the write cache";
 		return -ENOMEM;
 	}
-	ret = smr_wc_init(wc, sc->label, sc->bdev, kib);
+	ret = smr_wc_init(wc, d->label, d->bdev, kib);
 	if (ret) {
 		kfree(wc);
 		*error = "Cannot allocate the write cache (its pages are allocated when the table is loaded)";
 		return ret;
 	}
-	sc->wc = wc;
+	d->wc = wc;
 	/* Its pages are allocated now, and the pool's array. */
-	sc->mem_bytes += sizeof(*wc) + wc->max_bytes +
+	d->mem_bytes += sizeof(*wc) + wc->max_bytes +
 		(size_t)wc->pool_nr * sizeof(*wc->pool);
 	return 0;
 }
 
 /* With nothing in flight: after the last commit, or a power cut. */
-void smr_wc_teardown(struct smr_target *sc)
+void smr_wc_teardown(struct smr_drive *d)
 {
-	if (!sc->wc)
+	if (!d->wc)
 		return;
-	smr_wc_exit(sc->wc);
-	kfree(sc->wc);
-	sc->wc = NULL;
+	smr_wc_exit(d->wc);
+	kfree(d->wc);
+	d->wc = NULL;
 }
 
 /*
@@ -91,17 +91,17 @@ void smr_wc_teardown(struct smr_target *sc)
  * cache failed to put one on the disk. It commits nothing more, and the
  * next table over the backing device loads what the disk holds.
  */
-bool smr_drive_lost(struct smr_target *sc)
+bool smr_drive_lost(struct smr_drive *d)
 {
-	return smr_power_is_cut(&sc->power) || (sc->wc && smr_wc_failed(sc->wc));
+	return smr_power_is_cut(&d->power) || (d->wc && smr_wc_failed(d->wc));
 }
 
 /* struct smr_slots_ops.data_home of both modes. */
 int smr_md_data_home(void *owner)
 {
-	struct smr_target *sc = owner;
+	struct smr_drive *d = owner;
 
-	return sc->wc ? smr_wc_drain(sc->wc) : 0;
+	return d->wc ? smr_wc_drain(d->wc) : 0;
 }
 
 /* ---------------------------------------------------------- host-managed */
@@ -119,7 +119,7 @@ static void smr_hm_wc_release(struct smr_wc_wait *w, blk_status_t sts)
 /* Send an engine clone, prepared (smr_hm_prep()), to the backing device. */
 void smr_hm_send(struct smr_hm_io *io)
 {
-	struct smr_wc *wc = io->sc->wc;
+	struct smr_wc *wc = io->zc->d.wc;
 
 	if (wc) {
 		io->wcw.release = smr_hm_wc_release;
@@ -158,13 +158,13 @@ static void smr_dm_wc_release_clone(struct smr_wc_wait *w, blk_status_t sts)
  * write), from map() (@in_map: dm sends it when told to) or the worker.
  * Returns the DM_MAPIO_* value map() should return.
  */
-int smr_dm_send(struct smr_target *sc, struct bio *bio, bool in_map)
+int smr_dm_send(struct smr_dm_target *sc, struct bio *bio, bool in_map)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
-	if (sc->wc) {
+	if (sc->d.wc) {
 		io->wcw.release = smr_dm_wc_release;
-		if (smr_wc_submit(sc->wc, bio, &io->wcw) != SMR_WC_PASS)
+		if (smr_wc_submit(sc->d.wc, bio, &io->wcw) != SMR_WC_PASS)
 			return DM_MAPIO_SUBMITTED;
 	}
 	if (in_map)
@@ -174,14 +174,14 @@ int smr_dm_send(struct smr_target *sc, struct bio *bio, bool in_map)
 }
 
 /* Send a cache write's clone, aimed at its slots, for host bio @bio. */
-void smr_dm_send_clone(struct smr_target *sc, struct bio *bio,
+void smr_dm_send_clone(struct smr_dm_target *sc, struct bio *bio,
 		       struct bio *clone)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
-	if (sc->wc) {
+	if (sc->d.wc) {
 		io->wcw.release = smr_dm_wc_release_clone;
-		if (smr_wc_submit(sc->wc, clone, &io->wcw) != SMR_WC_PASS)
+		if (smr_wc_submit(sc->d.wc, clone, &io->wcw) != SMR_WC_PASS)
 			return;
 	}
 	dm_submit_bio_remap(bio, clone);
@@ -190,18 +190,18 @@ void smr_dm_send_clone(struct smr_target *sc, struct bio *bio,
 /* ------------------------------------------------------------- messages */
 
 /* "write_cache": the cache's figures, one line (docs/dm-smr.rst). */
-int smr_wc_message(struct smr_target *sc, unsigned int argc, char **argv,
+int smr_wc_message(struct smr_drive *d, unsigned int argc, char **argv,
 		   char *result, unsigned int maxlen)
 {
 	if (argc != 1) {
-		DMERR("%s: write_cache takes no arguments", sc->name);
+		DMERR("%s: write_cache takes no arguments", d->name);
 		return -EINVAL;
 	}
-	if (!sc->wc) {
+	if (!d->wc) {
 		DMERR("%s: write_cache: the table has none (table option write_cache_kib <KiB>)",
-		      sc->name);
+		      d->name);
 		return -EINVAL;
 	}
-	smr_wc_emit(sc->wc, result, maxlen);
+	smr_wc_emit(d->wc, result, maxlen);
 	return 1;
 }

@@ -40,7 +40,7 @@
 #include "dm-smr.h"
 
 struct smr_zdev {
-	struct smr_target zc;		/* zone state and metadata */
+	struct smr_zoned zc;		/* the engine: zone state, its drive */
 	struct gendisk *disk;
 	struct list_head node;		/* smr_zdevs */
 	unsigned int tables;		/* tables using it, smr_zdev_lock */
@@ -69,7 +69,7 @@ static void smr_zdev_gone(void)
 	spin_unlock(&smr_zdevs_alive_lock);
 }
 
-struct smr_target *smr_zdev_ctx(struct smr_zdev *zdev)
+struct smr_zoned *smr_zdev_ctx(struct smr_zdev *zdev)
 {
 	return &zdev->zc;
 }
@@ -81,24 +81,24 @@ dev_t smr_zdev_devt(struct smr_zdev *zdev)
 
 /*
  * A host bio after a power cut, failed before it is counted in
- * sc->inflight (smr_hm_power_fail() ends one that was): a host that keeps
+ * zc->inflight (smr_hm_power_fail() ends one that was): a host that keeps
  * sending would keep the count above 0 for good, and the settle that
  * waits for 0 (the power coming back) would time out.
  */
-static void smr_zdev_refuse(struct smr_target *sc, struct bio *bio)
+static void smr_zdev_refuse(struct smr_zoned *zc, struct bio *bio)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&sc->lock, flags);
-	sc->stats.errors++;
-	spin_unlock_irqrestore(&sc->lock, flags);
+	spin_lock_irqsave(&zc->d.lock, flags);
+	zc->d.errors++;
+	spin_unlock_irqrestore(&zc->d.lock, flags);
 	bio_io_error(bio);
 }
 
 /* The engine takes @bio, within one zone and SMR_ZDEV_MAX_SECTORS. */
 static void smr_zdev_take(struct smr_zdev *zdev, struct bio *bio)
 {
-	if (unlikely(smr_power_is_cut(&zdev->zc.power))) {
+	if (unlikely(smr_power_is_cut(&zdev->zc.d.power))) {
 		smr_zdev_refuse(&zdev->zc, bio);
 		return;
 	}
@@ -109,7 +109,7 @@ static void smr_zdev_take(struct smr_zdev *zdev, struct bio *bio)
 	 */
 	smp_mb__after_atomic();
 	/* Each command the drive takes counts toward an armed power cut. */
-	if (unlikely(smr_power_io(&zdev->zc.power, bio->bi_opf,
+	if (unlikely(smr_power_io(&zdev->zc.d.power, bio->bi_opf,
 				  bio->bi_iter.bi_size))) {
 		smr_hm_power_fail(&zdev->zc, bio);
 		return;
@@ -138,15 +138,15 @@ static int smr_zdev_report_zones(struct gendisk *disk, sector_t sector,
 #endif
 {
 	struct smr_zdev *zdev = disk->private_data;
-	struct smr_target *sc = &zdev->zc;
-	u32 zno = smr_zone_of(sc, sector);
+	struct smr_zoned *zc = &zdev->zc;
+	u32 zno = smr_zone_of(zc, sector);
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < nr_zones && zno < sc->nr_zones; i++, zno++) {
+	for (i = 0; i < nr_zones && zno < zc->geo.nr_zones; i++, zno++) {
 		struct blk_zone blkz;
 
-		smr_hm_fill_zone(sc, zno, &blkz);
+		smr_hm_fill_zone(zc, zno, &blkz);
 #ifdef HAVE_REPORT_ZONES_ARGS
 		ret = disk_report_zone(disk, &blkz, i, args);
 #else
@@ -211,13 +211,13 @@ static const struct block_device_operations smr_zdev_fops = {
  */
 int smr_zdev_map(struct smr_zdev *zdev, struct bio *bio)
 {
-	struct smr_target *sc = &zdev->zc;
+	struct smr_zoned *zc = &zdev->zc;
 	sector_t sector = bio->bi_iter.bi_sector;
 	u32 nr = bio_sectors(bio);
 	bool one_zone = !nr ||
-		smr_zone_of(sc, sector) == smr_zone_of(sc, sector + nr - 1);
+		smr_zone_of(zc, sector) == smr_zone_of(zc, sector + nr - 1);
 
-	if (one_zone && smr_hm_read_remap(sc, bio))
+	if (one_zone && smr_hm_read_remap(zc, bio))
 		return DM_MAPIO_REMAPPED;
 	if (!one_zone || nr > SMR_ZDEV_MAX_SECTORS) {
 		bio_set_dev(bio, zdev->disk->part0);
@@ -227,9 +227,9 @@ int smr_zdev_map(struct smr_zdev *zdev, struct bio *bio)
 	return DM_MAPIO_SUBMITTED;
 }
 
-static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
+static struct gendisk *smr_zdev_alloc_disk(const struct smr_hm_geo *g)
 {
-	u32 append = min_t(u64, sc->zone_capacity, SMR_ZDEV_MAX_SECTORS);
+	u32 append = min_t(u64, g->zone_capacity, SMR_ZDEV_MAX_SECTORS);
 #ifdef HAVE_BLK_ALLOC_DISK_LIMITS
 	struct queue_limits lim = {
 		.logical_block_size = SMR_BLOCK_SIZE,
@@ -238,10 +238,10 @@ static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
 		.max_hw_sectors = SMR_ZDEV_MAX_SECTORS,
 		.max_segments = USHRT_MAX,
 		.max_segment_size = UINT_MAX,
-		.chunk_sectors = sc->zone_sectors,
+		.chunk_sectors = g->zone_sectors,
 		.zone_write_granularity = SMR_BLOCK_SIZE,
-		.max_open_zones = sc->eff_max_open,
-		.max_active_zones = sc->eff_max_active,
+		.max_open_zones = g->eff_max_open,
+		.max_active_zones = g->eff_max_active,
 	};
 
 #ifdef HAVE_QL_MAX_HW_ZONE_APPEND
@@ -268,12 +268,12 @@ static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
 	blk_queue_max_hw_sectors(q, SMR_ZDEV_MAX_SECTORS);
 	blk_queue_max_segments(q, USHRT_MAX);
 	blk_queue_max_segment_size(q, UINT_MAX);
-	blk_queue_chunk_sectors(q, sc->zone_sectors);
+	blk_queue_chunk_sectors(q, g->zone_sectors);
 	disk_set_zoned(disk, BLK_ZONED_HM);
 	blk_queue_max_zone_append_sectors(q, append);
 	blk_queue_zone_write_granularity(q, SMR_BLOCK_SIZE);
-	disk_set_max_open_zones(disk, sc->eff_max_open);
-	disk_set_max_active_zones(disk, sc->eff_max_active);
+	disk_set_max_open_zones(disk, g->eff_max_open);
+	disk_set_max_active_zones(disk, g->eff_max_active);
 	blk_queue_write_cache(q, true, true);
 	return disk;
 #endif
@@ -281,10 +281,10 @@ static struct gendisk *smr_zdev_alloc_disk(struct smr_target *sc)
 
 static void smr_zdev_free(struct smr_zdev *zdev)
 {
-	/* The context's worker looks at the model: it goes first. */
+	/* The engine's worker looks at the model: it goes first. */
 	smr_hm_ctx_exit(&zdev->zc);
-	smr_tm_destroy(zdev->zc.tm);
-	zdev->zc.tm = NULL;
+	smr_tm_destroy(zdev->zc.d.tm);
+	zdev->zc.d.tm = NULL;
 	if (zdev->id >= 0)
 		ida_free(&smr_zdev_ida, zdev->id);
 	kfree(zdev);
@@ -307,27 +307,31 @@ void smr_zdev_wait_freed(void)
 	spin_unlock(&smr_zdevs_alive_lock);
 }
 
-/* Does the table line @tsc describe the drive @zdev emulates? */
-static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_target *tsc)
+/* Does the table line of @ht describe the drive @zdev emulates? */
+static bool smr_zdev_matches(struct smr_zdev *zdev, struct smr_hm_target *ht)
 {
-	struct smr_target *sc = &zdev->zc;
+	struct smr_zoned *zc = &zdev->zc;
+	const struct smr_hm_geo *a = &zc->geo, *b = &ht->geo;
 
-	return sc->dev_sectors == tsc->dev_sectors &&
-		sc->zone_sectors == tsc->zone_sectors &&
-		sc->zone_capacity == tsc->zone_capacity &&
-		sc->nr_conv == tsc->nr_conv &&
-		sc->eff_max_open == tsc->eff_max_open &&
-		sc->eff_max_active == tsc->eff_max_active &&
+	return zc->d.dev_sectors == ht->t.ti->len &&
+		a->zone_sectors == b->zone_sectors &&
+		a->zone_capacity == b->zone_capacity &&
+		a->nr_conv == b->nr_conv &&
+		a->eff_max_open == b->eff_max_open &&
+		a->eff_max_active == b->eff_max_active &&
 		/* The same model, whether a default was written out or not. */
-		!sc->tm_params.given == !tsc->tm_params.given &&
-		!memcmp(sc->tm_params.v, tsc->tm_params.v, sizeof(sc->tm_params.v)) &&
-		sc->wc_kib == tsc->wc_kib;
+		!zc->tm_params.given == !ht->tm_params.given &&
+		!memcmp(zc->tm_params.v, ht->tm_params.v,
+			sizeof(zc->tm_params.v)) &&
+		zc->wc_kib == ht->t.wc_kib;
 }
 
-static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
+static struct smr_zdev *smr_zdev_create(struct smr_hm_target *ht,
+					char **error)
 {
+	struct block_device *bdev = ht->t.dev->bdev;
 	struct smr_zdev *zdev;
-	struct smr_target *sc;
+	struct smr_zoned *zc;
 	struct gendisk *disk;
 	int ret;
 
@@ -337,7 +341,7 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 		return ERR_PTR(-ENOMEM);
 	}
 	atomic_inc(&smr_zdevs_alive);	/* smr_zdev_free() drops it */
-	zdev->backing = tsc->bdev->bd_dev;
+	zdev->backing = bdev->bd_dev;
 	zdev->id = ida_alloc(&smr_zdev_ida, GFP_KERNEL);
 	if (zdev->id < 0) {
 		kfree(zdev);
@@ -346,66 +350,64 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 		return ERR_PTR(-ENOMEM);
 	}
 
-	/* The engine's context: the table's geometry, its own state. */
-	sc = &zdev->zc;
-	sc->mode = SMR_MODE_HOST_MANAGED;
-	sc->bdev = tsc->bdev;
-	sc->dev_sectors = tsc->dev_sectors;
-	sc->zone_sectors = tsc->zone_sectors;
-	sc->zone_capacity = tsc->zone_capacity;
-	sc->zone_shift = tsc->zone_shift;
-	sc->nr_zones = tsc->nr_zones;
-	sc->nr_conv = tsc->nr_conv;
-	sc->max_open = tsc->max_open;
-	sc->max_active = tsc->max_active;
-	sc->eff_max_open = tsc->eff_max_open;
-	sc->eff_max_active = tsc->eff_max_active;
-	sc->format = tsc->format;
-	snprintf(sc->name, sizeof(sc->name), "smrhm%d", zdev->id);
-	strscpy(sc->label, sc->name, sizeof(sc->label));
+	/* The engine: the table's geometry, its own state. */
+	zc = &zdev->zc;
+	zc->d.mode = SMR_MODE_HOST_MANAGED;
+	zc->d.bdev = bdev;
+	zc->d.dev_sectors = ht->t.ti->len;
+	zc->geo = ht->geo;
+	/* What the superblock records: the zones (no cache). */
+	zc->d.sb_geo.zone_sectors = zc->geo.zone_sectors;
+	zc->d.sb_geo.zone_capacity = zc->geo.zone_capacity;
+	zc->d.sb_geo.nr_zones = zc->geo.nr_zones;
+	zc->d.sb_geo.nr_conv = zc->geo.nr_conv;
+	snprintf(zc->d.name, sizeof(zc->d.name), "smrhm%d", zdev->id);
+	strscpy(zc->d.label, zc->d.name, sizeof(zc->d.label));
 
-	ret = smr_hm_ctx_init(sc);
+	ret = smr_hm_ctx_init(zc);
 	if (ret) {
 		*error = "Cannot allocate the zone state";
 		goto fail;
 	}
 	/* The timing model: the engine's, as the zone state (docs/timing.md). */
-	sc->tm_params = tsc->tm_params;
-	if (sc->tm_params.given) {
-		struct smr_tm *tm = smr_tm_create(&sc->tm_params, sc->dev_sectors,
-						  error);
+	zc->tm_params = ht->tm_params;
+	if (zc->tm_params.given) {
+		struct smr_tm *tm = smr_tm_create(&zc->tm_params,
+						  zc->d.dev_sectors, error);
 
 		if (IS_ERR(tm)) {
 			ret = PTR_ERR(tm);
 			goto fail;
 		}
-		sc->tm = tm;
+		zc->d.tm = tm;
 	}
 	/* The write cache: the engine's too, before anything is written. */
-	sc->wc_kib = tsc->wc_kib;
-	ret = smr_wc_setup(sc, sc->wc_kib, error);
+	zc->wc_kib = ht->t.wc_kib;
+	ret = smr_wc_setup(&zc->d, zc->wc_kib, error);
 	if (ret)
 		goto fail;
-	ret = smr_md_load_or_format(sc);
+	ret = smr_md_load_or_format(&zc->d, ht->t.format);
 	if (ret) {
-		*error = sc->error;
+		*error = zc->d.error;
 		goto fail;
 	}
-	smr_hm_recount(sc);
+	smr_hm_recount(zc);
 	/* Counters describe the device's use, not its formatting. */
-	memset(&sc->stats, 0, sizeof(sc->stats));
+	memset(&zc->stats, 0, sizeof(zc->stats));
+	zc->d.errors = 0;
+	zc->d.commits = 0;
 
-	disk = smr_zdev_alloc_disk(sc);
+	disk = smr_zdev_alloc_disk(&zc->geo);
 	if (IS_ERR(disk)) {
 		ret = PTR_ERR(disk);
 		*error = "Cannot allocate the zoned disk";
 		goto fail;
 	}
-	strscpy(disk->disk_name, sc->name, sizeof(disk->disk_name));
+	strscpy(disk->disk_name, zc->d.name, sizeof(disk->disk_name));
 	disk->fops = &smr_zdev_fops;
 	disk->private_data = zdev;
 	disk->flags |= GENHD_FL_NO_PART;
-	set_capacity(disk, sc->dev_sectors);
+	set_capacity(disk, zc->d.dev_sectors);
 #ifdef HAVE_REVALIDATE_ZONES_NOCB
 	ret = blk_revalidate_disk_zones(disk);
 	if (ret) {
@@ -413,7 +415,7 @@ static struct smr_zdev *smr_zdev_create(struct smr_target *tsc, char **error)
 		goto fail_disk;
 	}
 #else
-	disk->nr_zones = sc->nr_zones;
+	disk->nr_zones = zc->geo.nr_zones;
 #endif
 	ret = add_disk(disk);
 	if (ret) {
@@ -432,10 +434,10 @@ fail:
 }
 
 /*
- * The engine for table @tsc (parsed, geometry checked, backing open):
+ * The engine for table @ht (parsed, geometry checked, backing open):
  * the one already running over the same backing device, or a new one.
  */
-struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
+struct smr_zdev *smr_zdev_get(struct smr_hm_target *ht, char **error)
 {
 	struct smr_zdev *zdev;
 	int ret;
@@ -443,9 +445,9 @@ struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error)
 	mutex_lock(&smr_zdev_lock);
 again:
 	list_for_each_entry(zdev, &smr_zdevs, node) {
-		if (zdev->backing != tsc->bdev->bd_dev)
+		if (zdev->backing != ht->t.dev->bdev->bd_dev)
 			continue;
-		if (smr_drive_lost(&zdev->zc)) {
+		if (smr_drive_lost(&zdev->zc.d)) {
 			/*
 			 * A drive whose power was cut (or whose write cache
 			 * failed) is never used again: this table is the power
@@ -463,7 +465,7 @@ again:
 				continue;
 			zdev->tables++;
 			mutex_unlock(&smr_zdev_lock);
-			ret = smr_power_settle(&zdev->zc.power);
+			ret = smr_power_settle(&zdev->zc.d.power);
 			if (!ret)
 				WRITE_ONCE(zdev->settled, true);
 			smr_zdev_put(zdev);
@@ -475,10 +477,10 @@ again:
 			mutex_lock(&smr_zdev_lock);
 			goto again;
 		}
-		if (tsc->format) {
+		if (ht->t.format) {
 			zdev = ERR_PTR(-EBUSY);
 			*error = "Cannot format: a live table uses this backing device";
-		} else if (!smr_zdev_matches(zdev, tsc)) {
+		} else if (!smr_zdev_matches(zdev, ht)) {
 			/*
 			 * The dm core stacks the zoned device's limits when a
 			 * table goes live, after this; changing them now would
@@ -493,7 +495,7 @@ again:
 		}
 		goto out;
 	}
-	zdev = smr_zdev_create(tsc, error);
+	zdev = smr_zdev_create(ht, error);
 	if (!IS_ERR(zdev)) {
 		zdev->tables = 1;
 		list_add(&zdev->node, &smr_zdevs);
@@ -513,7 +515,7 @@ out:
  */
 void smr_zdev_put(struct smr_zdev *zdev)
 {
-	struct smr_target *sc = &zdev->zc;
+	struct smr_zoned *zc = &zdev->zc;
 
 	mutex_lock(&smr_zdev_lock);
 	if (--zdev->tables) {
@@ -523,11 +525,11 @@ void smr_zdev_put(struct smr_zdev *zdev)
 	list_del(&zdev->node);
 
 	del_gendisk(zdev->disk);
-	/* smr_hm_end() touches nothing of sc after its last decrement. */
-	wait_var_event(&sc->inflight, !atomic_read(&sc->inflight));
-	flush_workqueue(sc->wq);
+	/* smr_hm_end() touches nothing of zc after its last decrement. */
+	wait_var_event(&zc->inflight, !atomic_read(&zc->inflight));
+	flush_workqueue(zc->d.wq);
 	/* After a power cut this commits nothing (smr_slots_halt()). */
-	smr_md_commit(sc);
+	smr_md_commit(&zc->d);
 	mutex_unlock(&smr_zdev_lock);
 	put_disk(zdev->disk);
 }

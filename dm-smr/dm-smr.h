@@ -3,14 +3,17 @@
  * dm-smr: emulated shingled (SMR) disks as a device-mapper target.
  *
  * Shared types and prototypes. The target is split by job, as dm-zoned is:
- *   dm-smr-target.c    table parsing, dm callbacks, status and messages
+ *   dm-smr-target.c    the target type: the mode, what both tables have,
+ *                      each dm callback handed to the mode's table
  *   dm-smr-tables.c    the targets alive, by table and backing device
  *   dm-smr-metadata.c  the superblock; a mode's metadata blocks, loaded,
  *                      formatted and committed through common/smr-slots.c
+ *   dm-smr-hm-target.c host-managed: the table, its line and messages
  *   dm-smr-hm.c        host-managed: the I/O path (write pointers, ordering)
  *   dm-smr-hm-zone.c   host-managed: the zone state machine and resources
  *   dm-smr-hm-md.c     host-managed: its metadata records (zone table)
- *   dm-smr-zdev.c      the zoned block device host-managed mode runs on
+ *   dm-smr-zdev.c      the zoned block device host-managed mode runs on,
+ *                      and its engine
  *   dm-smr-dm.c        drive-managed mode: the table and the write path
  *   dm-smr-dm-read.c   drive-managed: reads, split where cache and band meet
  *   dm-smr-dm-cache.c  drive-managed: the persistent cache and its index
@@ -86,7 +89,7 @@ struct smr_zone {
 	u32 dend;
 	u8 cond;		/* enum blk_zone_cond */
 	u8 finished;		/* FULL through a finish, not by data */
-	u8 in_imp_ring;		/* listed in smr_target.imp_ring */
+	u8 in_imp_ring;		/* listed in smr_zoned.imp_ring */
 	u8 pad;
 	u32 gen;
 	struct list_head fifo;	/* struct smr_hm_io, in flight */
@@ -104,8 +107,130 @@ struct smr_zone {
  */
 #define SMR_MAX_ZONES	(1U << 22)
 
-/* Counters shown by "dmsetup status"; protected by smr_target.lock. */
-struct smr_stats {
+/*
+ * Three roles, a type each (docs/dm-smr.rst, "Design"):
+ *
+ *   struct smr_dm_target  a drive-managed table: the table, and the drive
+ *                         it emulates, which lives and goes with it;
+ *   struct smr_hm_target  a host-managed table: the table line, and the
+ *                         zoned device it maps to;
+ *   struct smr_zoned      that zoned device's engine (dm-smr-zdev.c): the
+ *                         zone state, which outlives a table reload.
+ *
+ * What two of them share is embedded: struct smr_table in both tables
+ * (ti->private points at it), struct smr_drive in the drive-managed table
+ * and the engine (what holds data: the backing device, the metadata
+ * store, the timing model, the write cache, the power switch).
+ */
+struct smr_dm;
+struct smr_zdev;
+
+/*
+ * An emulated drive, either mode: where its data and metadata live and
+ * what holds or times them on the way. Its lock guards its counters, the
+ * mode's state (zones, or the cache index) and what that says.
+ */
+struct smr_drive {
+	struct block_device *bdev;	/* the backing device */
+	enum smr_mode mode;
+	char name[32];			/* for log messages */
+	/*
+	 * For trace events: the dm name (drive-managed), or smrhm<N> (a
+	 * host-managed engine, which outlives the tables over it).
+	 */
+	char label[32];
+	sector_t dev_sectors;		/* emulated capacity */
+	char *error;			/* why loading failed */
+	/* The timing model (smr-timing.h), NULL when off. */
+	struct smr_tm *tm;
+	/* The volatile write cache (dm-smr-wcache.h), NULL when off. */
+	struct smr_wc *wc;
+	/* The drive's power switch (smr-power.h). */
+	struct smr_power power;
+
+	/* Metadata (dm-smr-metadata.c), in the blocks md_mode describes. */
+	struct smr_slots md;
+	const struct smr_md_mode *md_mode;
+	sector_t data_start;
+	/*
+	 * The geometry the superblock records, set by the mode: its zones,
+	 * or its bands (as many zones, none conventional) and the cache.
+	 */
+	struct smr_sb_geo {
+		u64 zone_sectors;
+		u64 zone_capacity;
+		u32 nr_zones;
+		u32 nr_conv;
+		u64 cache_sectors;
+	} sb_geo;
+
+	spinlock_t lock;
+	u64 errors;		/* every I/O failed, under lock */
+	u64 commits;		/* metadata commits, under lock */
+	/* The mode's worker: commits, and what waits for one. */
+	struct workqueue_struct *wq;
+	struct work_struct commit_work;
+	struct bio_set bs;
+	size_t mem_bytes;		/* in-memory state, shown in status */
+};
+
+/* What either mode's table has. */
+struct smr_table {
+	struct dm_target *ti;
+	struct dm_dev *dev;		/* the backing device */
+	enum smr_mode mode;
+	char name[32];			/* the dm device, for log messages */
+	struct list_head table_node;	/* smr_tables; see smr_join_table() */
+	/*
+	 * Under smr_tables_lock, for a drive-managed table's successor
+	 * (smr_commit_predecessor()):
+	 */
+	unsigned int table_pins;	/* a successor works on this table */
+	bool table_settled;		/* lost, nothing of it in flight */
+	struct smr_claim claim;		/* of the backing device (smr-claim.h) */
+	/* Media faults of this table (smr-faults.h). */
+	struct smr_faults faults;
+	u32 wc_kib;			/* write_cache_kib; 0: off */
+	bool format;			/* the table line said "format" */
+};
+
+/* A drive-managed table: the table and its drive (dm-smr-dm.c). */
+struct smr_dm_target {
+	struct smr_table t;
+	struct smr_drive d;
+	bool commit_pending;	/* the commit at suspend failed */
+	struct smr_dm *dm;	/* the cache, the bands, the cleaner */
+};
+
+/*
+ * A host-managed drive's zones, as the table line gives them and the
+ * engine runs with them.
+ */
+struct smr_hm_geo {
+	u64 zone_sectors;
+	u64 zone_capacity;
+	u32 nr_zones;
+	u32 nr_conv;
+	u32 max_open;		/* as given; 0 = no limit */
+	u32 max_active;
+	u32 eff_max_open;	/* after clamping */
+	u32 eff_max_active;
+	unsigned int zone_shift;
+};
+
+/* A host-managed table: its line, and the engine it maps to. */
+struct smr_hm_target {
+	struct smr_table t;
+	struct smr_hm_geo geo;
+	/* As the table line gave them, to print it back. */
+	struct smr_tm_params tm_params;	/* the timing model; unset: off */
+	unsigned int opt_mask;		/* which optional args were given */
+	struct smr_zdev *zdev;		/* dm-smr-zdev.c */
+	struct dm_dev *zdev_dev;	/* its disk, opened by the table */
+};
+
+/* The host-managed engine's counters, shown by "dmsetup status". */
+struct smr_hm_stats {
 	u64 writes;
 	u64 write_sectors;
 	u64 reads;
@@ -116,86 +241,20 @@ struct smr_stats {
 	u64 closes;
 	u64 imp_closes;		/* implicit opens that closed another zone */
 	u64 wp_errors;		/* writes not at the write pointer */
-	u64 errors;		/* every I/O failed by the target */
-	u64 commits;		/* metadata commits */
 };
 
-struct smr_dm;
-struct smr_zdev;
-
 /*
- * Drive-managed mode: one per table, everything below. Host-managed mode:
- * the table's own context holds the parsed table line, the backing
- * dm_dev and the engine it maps to (zdev, zdev_dev); the engine holds a
- * second smr_target with the zone state and metadata (ti NULL), which
- * outlives a table reload.
+ * The host-managed engine (one per backing device, dm-smr-zdev.c): the
+ * zone state machine over its drive. Zone state is under d.lock (taken
+ * from bio completion too).
  */
-struct smr_target {
-	struct dm_target *ti;
-	struct dm_dev *dev;
-	struct block_device *bdev;	/* the backing device */
-	enum smr_mode mode;
-	char name[32];			/* for log messages */
-	/*
-	 * For trace events: the dm name (drive-managed), or smrhm<N> (a
-	 * host-managed zone context, which outlives the tables over it).
-	 */
-	char label[32];
-	sector_t dev_sectors;		/* emulated capacity */
-	char *error;			/* why loading failed */
-	struct list_head table_node;	/* smr_tables; see smr_join_table() */
-	/* Under smr_tables_lock (smr_commit_predecessor()): */
-	unsigned int table_pins;	/* a successor works on this table */
-	bool table_settled;		/* lost, nothing of it in flight */
-	struct smr_claim claim;		/* of the backing device (smr-claim.h) */
-	bool commit_pending;	/* drive-managed: commit at suspend failed */
-	/*
-	 * The timing model (smr-timing.h), NULL when off: a drive-managed
-	 * table's own, or a host-managed engine's (smr_zones_of()); a
-	 * host-managed table keeps only the parameters it was given.
-	 */
-	struct smr_tm *tm;
+struct smr_zoned {
+	struct smr_drive d;
+	struct smr_hm_geo geo;
+	/* What it was made with: a reloaded table must give the same. */
 	struct smr_tm_params tm_params;
-	/*
-	 * The volatile write cache (dm-smr-wcache.h), NULL when off; owned
-	 * as the timing model is. wc_kib: the table's write_cache_kib, 0 off.
-	 */
-	struct smr_wc *wc;
 	u32 wc_kib;
-	/* Media faults of this table, either mode (smr-faults.h). */
-	struct smr_faults faults;
-	/*
-	 * The drive's power switch (smr-power.h): a drive-managed table's
-	 * own, or a host-managed engine's (smr_zones_of()); a host-managed
-	 * table's is unused.
-	 */
-	struct smr_power power;
 
-	/* Host-managed table: the engine (dm-smr-zdev.c). */
-	struct smr_zdev *zdev;
-	struct dm_dev *zdev_dev;
-
-	/* Table arguments, kept to print the table line back. */
-	u64 zone_sectors;
-	u64 zone_capacity;
-	u32 nr_zones;
-	u32 nr_conv;
-	u32 max_open;		/* as given; 0 = no limit */
-	u32 max_active;
-	u32 eff_max_open;	/* after clamping */
-	u32 eff_max_active;
-	unsigned int opt_mask;	/* which optional args were given */
-	bool format;
-	unsigned int zone_shift;
-
-	/* Metadata (dm-smr-metadata.c), in the blocks md_mode describes. */
-	struct smr_slots md;
-	const struct smr_md_mode *md_mode;
-	sector_t data_start;
-	u64 cache_sectors;	/* drive-managed: recorded in the superblock */
-
-	/* Zone state, protected by lock (taken from bio completion too). */
-	spinlock_t lock;
 	struct smr_zone *zones;
 	u32 nr_imp_open;
 	u32 nr_exp_open;
@@ -209,7 +268,7 @@ struct smr_target {
 	u32 *imp_ring;
 	u32 imp_head;
 	u32 imp_count;
-	struct smr_stats stats;
+	struct smr_hm_stats stats;
 
 	/* Deferred completions, handled by the commit worker. */
 	struct bio_list flush_bios;	/* empty flushes */
@@ -220,14 +279,28 @@ struct smr_target {
 	struct bio_list reset_wait;	/* resets waiting for stale writes */
 	u32 stale_inflight;		/* writes submitted before a reset */
 	atomic_t inflight;		/* host bios not yet ended (wake_up_var) */
-	struct workqueue_struct *wq;
-	struct work_struct commit_work;
-
-	struct bio_set bs;
-	size_t mem_bytes;		/* in-memory state, shown in status */
-
-	struct smr_dm *dm;		/* drive-managed mode state */
 };
+
+static inline struct smr_dm_target *smr_dmt(struct smr_table *t)
+{
+	return container_of(t, struct smr_dm_target, t);
+}
+
+static inline struct smr_hm_target *smr_hmt(struct smr_table *t)
+{
+	return container_of(t, struct smr_hm_target, t);
+}
+
+/* The owner of drive @d (what a callback given the drive works on). */
+static inline struct smr_dm_target *smr_dmt_of(struct smr_drive *d)
+{
+	return container_of(d, struct smr_dm_target, d);
+}
+
+static inline struct smr_zoned *smr_zoned_of(struct smr_drive *d)
+{
+	return container_of(d, struct smr_zoned, d);
+}
 
 /* A consistent copy of the host-managed status fields (for netlink). */
 struct smr_hm_snap {
@@ -281,7 +354,7 @@ struct smr_dm_snap {
  * carries it (bioset front_pad).
  */
 struct smr_hm_io {
-	struct smr_target *sc;
+	struct smr_zoned *zc;
 	struct bio *orig;
 	struct list_head node;	/* zone fifo, then a completion list */
 	u32 zone;
@@ -306,42 +379,50 @@ enum smr_hm_io_kind {
 	SMR_IO_SEQ_WRITE,
 };
 
-static inline u32 smr_zone_of(struct smr_target *sc, sector_t sector)
+static inline u32 smr_zone_of(struct smr_zoned *zc, sector_t sector)
 {
-	return sector >> sc->zone_shift;
+	return sector >> zc->geo.zone_shift;
 }
 
-static inline sector_t smr_zone_start(struct smr_target *sc, u32 zno)
+static inline sector_t smr_zone_start(struct smr_zoned *zc, u32 zno)
 {
-	return (sector_t)zno << sc->zone_shift;
+	return (sector_t)zno << zc->geo.zone_shift;
 }
 
-static inline bool smr_zone_is_conv(struct smr_target *sc, u32 zno)
+static inline bool smr_zone_is_conv(struct smr_zoned *zc, u32 zno)
 {
-	return zno < sc->nr_conv;
+	return zno < zc->geo.nr_conv;
 }
 
 /* Backing sector of offset @off in zone @zno. */
-static inline sector_t smr_backing_sector(struct smr_target *sc, u32 zno,
+static inline sector_t smr_backing_sector(struct smr_zoned *zc, u32 zno,
 					  u32 off)
 {
-	sector_t s = sc->data_start;
+	sector_t s = zc->d.data_start;
 
-	if (zno < sc->nr_conv)
-		return s + smr_zone_start(sc, zno) + off;
-	return s + ((sector_t)sc->nr_conv << sc->zone_shift) +
-		(sector_t)(zno - sc->nr_conv) * sc->zone_capacity + off;
+	if (zno < zc->geo.nr_conv)
+		return s + smr_zone_start(zc, zno) + off;
+	return s + ((sector_t)zc->geo.nr_conv << zc->geo.zone_shift) +
+		(sector_t)(zno - zc->geo.nr_conv) * zc->geo.zone_capacity + off;
 }
 
-static inline u32 smr_zone_cap(struct smr_target *sc, u32 zno)
+static inline u32 smr_zone_cap(struct smr_zoned *zc, u32 zno)
 {
-	return smr_zone_is_conv(sc, zno) ? sc->zone_sectors : sc->zone_capacity;
+	return smr_zone_is_conv(zc, zno) ? zc->geo.zone_sectors :
+		zc->geo.zone_capacity;
+}
+
+/* Backing sectors the zones' data takes. */
+static inline sector_t smr_hm_data_sectors(const struct smr_hm_geo *g)
+{
+	return ((sector_t)g->nr_conv << g->zone_shift) +
+		(sector_t)(g->nr_zones - g->nr_conv) * g->zone_capacity;
 }
 
 /* Functions defined in dm-smr-tables.c */
-int smr_join_table(struct smr_target *sc);
-void smr_leave_table(struct smr_target *sc);
-int smr_commit_predecessor(struct smr_target *sc);
+int smr_join_table(struct smr_table *t);
+void smr_leave_table(struct smr_table *t);
+int smr_commit_predecessor(struct smr_dm_target *sc);
 
 /*
  * What a mode persists, handed to the metadata layer: its blocks' records
@@ -350,31 +431,30 @@ int smr_commit_predecessor(struct smr_target *sc);
  * device is still live loads at its first resume (load_at_resume).
  */
 struct smr_md_mode {
-	struct smr_slots_ops blocks;	/* owner: the struct smr_target */
-	void (*reset)(struct smr_target *sc);
+	struct smr_slots_ops blocks;	/* owner: the struct smr_drive */
+	void (*reset)(struct smr_drive *d);
 	bool load_at_resume;
 };
 
 /* Functions defined in dm-smr-metadata.c */
-sector_t smr_data_sectors(struct smr_target *sc);
-int smr_md_init(struct smr_target *sc, const struct smr_md_mode *mode,
+int smr_md_init(struct smr_drive *d, const struct smr_md_mode *mode,
 		u32 nr_blocks);
-void smr_md_exit(struct smr_target *sc);
-int smr_md_load_or_format(struct smr_target *sc);
-int smr_md_load(struct smr_target *sc);
-int smr_md_commit(struct smr_target *sc);
+void smr_md_exit(struct smr_drive *d);
+int smr_md_load_or_format(struct smr_drive *d, bool format);
+int smr_md_load(struct smr_drive *d);
+int smr_md_commit(struct smr_drive *d);
 
 /* Defined in dm-smr-hm-md.c: what host-managed mode persists. */
 extern const struct smr_md_mode smr_hm_md_mode;
 u32 smr_hm_md_blocks(u32 nr_zones);
-void smr_hm_zone_dirty(struct smr_target *sc, u32 zno);
+void smr_hm_zone_dirty(struct smr_zoned *zc, u32 zno);
 
 /* Functions defined in dm-smr-hm.c */
-void smr_hm_submit(struct smr_target *sc, struct bio *bio);
-bool smr_hm_read_remap(struct smr_target *sc, struct bio *bio);
-void smr_hm_power_fail(struct smr_target *sc, struct bio *bio);
-int smr_hm_ctx_init(struct smr_target *sc);
-void smr_hm_ctx_exit(struct smr_target *sc);
+void smr_hm_submit(struct smr_zoned *zc, struct bio *bio);
+bool smr_hm_read_remap(struct smr_zoned *zc, struct bio *bio);
+void smr_hm_power_fail(struct smr_zoned *zc, struct bio *bio);
+int smr_hm_ctx_init(struct smr_zoned *zc);
+void smr_hm_ctx_exit(struct smr_zoned *zc);
 
 /* Functions defined in dm-smr-wc.c: the write cache in each mode. */
 /*
@@ -389,72 +469,83 @@ void smr_hm_ctx_exit(struct smr_target *sc);
 #define SMR_WC_OPT_MIB							\
 	{ .name = "write_cache", .min = 1, .max = SMR_WC_MAX_KIB >> 10,	\
 	  .bad = "write_cache (write_cache_kib's old spelling) must be a size in MiB from 1 to 1024" }
-int smr_wc_parse_opt(struct smr_target *sc, unsigned long *given,
+int smr_wc_parse_opt(struct smr_table *t, unsigned long *given,
 		     unsigned long kib_bit, unsigned long mib_bit, u64 kib,
 		     u64 mib, char **error);
-int smr_wc_setup(struct smr_target *sc, u32 kib, char **error);
-void smr_wc_teardown(struct smr_target *sc);
+int smr_wc_setup(struct smr_drive *d, u32 kib, char **error);
+void smr_wc_teardown(struct smr_drive *d);
 int smr_md_data_home(void *owner);
-bool smr_drive_lost(struct smr_target *sc);
+bool smr_drive_lost(struct smr_drive *d);
 void smr_hm_send(struct smr_hm_io *io);
-int smr_wc_message(struct smr_target *sc, unsigned int argc, char **argv,
+int smr_wc_message(struct smr_drive *d, unsigned int argc, char **argv,
 		   char *result, unsigned int maxlen);
 
 /* Functions defined in dm-smr-power.c */
-void smr_hm_power_setup(struct smr_target *sc);
-void smr_dm_power_setup(struct smr_target *sc);
+void smr_hm_power_setup(struct smr_zoned *zc);
+void smr_dm_power_setup(struct smr_dm_target *sc);
 
-/* Functions defined in dm-smr-hm-zone.c (sc->lock held unless noted) */
+/* Functions defined in dm-smr-hm-zone.c (zc->d.lock held unless noted) */
 const char *smr_cond_name(u8 cond);
-void smr_hm_recount(struct smr_target *sc);
-void smr_cond_enter(struct smr_target *sc, struct smr_zone *z, u8 cond);
-blk_status_t smr_check_resources(struct smr_target *sc, struct smr_zone *z);
-bool smr_active_at_limit(struct smr_target *sc);
+void smr_hm_recount(struct smr_zoned *zc);
+void smr_cond_enter(struct smr_zoned *zc, struct smr_zone *z, u8 cond);
+blk_status_t smr_check_resources(struct smr_zoned *zc, struct smr_zone *z);
+bool smr_active_at_limit(struct smr_zoned *zc);
 blk_status_t smr_zone_usable(struct smr_zone *z);
-blk_status_t smr_zone_open(struct smr_target *sc, struct smr_zone *z);
-blk_status_t smr_zone_close(struct smr_target *sc, struct smr_zone *z);
-blk_status_t smr_zone_finish(struct smr_target *sc, u32 zno);
-blk_status_t smr_zone_reset(struct smr_target *sc, u32 zno);
-void smr_zone_orphan(struct smr_target *sc, struct smr_zone *z, bool orphan);
+blk_status_t smr_zone_open(struct smr_zoned *zc, struct smr_zone *z);
+blk_status_t smr_zone_close(struct smr_zoned *zc, struct smr_zone *z);
+blk_status_t smr_zone_finish(struct smr_zoned *zc, u32 zno);
+blk_status_t smr_zone_reset(struct smr_zoned *zc, u32 zno);
+void smr_zone_orphan(struct smr_zoned *zc, struct smr_zone *z, bool orphan);
 bool smr_zone_has_stale(struct smr_zone *z);
-/* Take sc->lock. */
-void smr_hm_reset_all(struct smr_target *sc);
-int smr_hm_set_cond(struct smr_target *sc, u32 zno, const char *cond);
-void smr_hm_fill_zone(struct smr_target *sc, u32 zno, struct blk_zone *blkz);
-void smr_hm_snapshot(struct smr_target *sc, struct smr_hm_snap *s);
+/* Take zc->d.lock. */
+void smr_hm_reset_all(struct smr_zoned *zc);
+int smr_hm_set_cond(struct smr_zoned *zc, u32 zno, const char *cond);
+void smr_hm_fill_zone(struct smr_zoned *zc, u32 zno, struct blk_zone *blkz);
+void smr_hm_snapshot(struct smr_zoned *zc, struct smr_hm_snap *s);
 
 /* Functions defined in dm-smr-zdev.c */
-struct smr_zdev *smr_zdev_get(struct smr_target *tsc, char **error);
+struct smr_zdev *smr_zdev_get(struct smr_hm_target *ht, char **error);
 void smr_zdev_put(struct smr_zdev *zdev);
-struct smr_target *smr_zdev_ctx(struct smr_zdev *zdev);
+struct smr_zoned *smr_zdev_ctx(struct smr_zdev *zdev);
 dev_t smr_zdev_devt(struct smr_zdev *zdev);
 int smr_zdev_map(struct smr_zdev *zdev, struct bio *bio);
 void smr_zdev_wait_freed(void);
 
-/* The zone state of a host-managed table (the engine's context). */
-static inline struct smr_target *smr_zones_of(struct smr_target *sc)
+/* The drive a table's I/O reaches: its own, or the engine's. */
+static inline struct smr_drive *smr_drive_of(struct smr_table *t)
 {
-	return sc->zdev ? smr_zdev_ctx(sc->zdev) : sc;
+	if (t->mode == SMR_MODE_DRIVE_MANAGED)
+		return &smr_dmt(t)->d;
+	return &smr_zdev_ctx(smr_hmt(t)->zdev)->d;
 }
 
+/* Functions defined in dm-smr-hm-target.c: a host-managed table. */
+int smr_hm_ctr(struct smr_hm_target *ht, struct dm_arg_set *as);
+void smr_hm_free(struct smr_hm_target *ht);
+void smr_hm_status(struct smr_hm_target *ht, status_type_t type,
+		   char *result, unsigned int maxlen);
+int smr_hm_message(struct smr_hm_target *ht, unsigned int argc, char **argv,
+		   char *result, unsigned int maxlen);
+void smr_hm_counters(struct smr_table *t, struct smr_hm_snap *s);
+
 /* Functions defined in dm-smr-dm.c */
-int smr_dm_ctr(struct smr_target *sc, struct dm_arg_set *as);
-void smr_dm_free(struct smr_target *sc);
-int smr_dm_map(struct smr_target *sc, struct bio *bio);
-int smr_dm_read_hold(struct smr_target *sc, struct bio *bio);
+int smr_dm_ctr(struct smr_dm_target *sc, struct dm_arg_set *as);
+void smr_dm_free(struct smr_dm_target *sc);
+int smr_dm_map(struct smr_dm_target *sc, struct bio *bio);
+int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio);
 void smr_dm_read_delayed(struct dm_target *ti, struct bio *bio);
 void smr_dm_io_reset(struct bio *bio);
-int smr_dm_end_io(struct smr_target *sc, struct bio *bio,
+int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio,
 		  blk_status_t *error);
-int smr_dm_preresume(struct smr_target *sc);
-void smr_dm_postsuspend(struct smr_target *sc);
-void smr_dm_resume(struct smr_target *sc);
-void smr_dm_status(struct smr_target *sc, status_type_t type, char *result,
+int smr_dm_preresume(struct smr_dm_target *sc);
+void smr_dm_postsuspend(struct smr_dm_target *sc);
+void smr_dm_resume(struct smr_dm_target *sc);
+void smr_dm_status(struct smr_dm_target *sc, status_type_t type, char *result,
 		   unsigned int maxlen);
-int smr_dm_message(struct smr_target *sc, unsigned int argc, char **argv,
+int smr_dm_message(struct smr_dm_target *sc, unsigned int argc, char **argv,
 		   char *result, unsigned int maxlen);
-void smr_dm_io_hints(struct smr_target *sc, struct queue_limits *limits);
-void smr_dm_snapshot(struct smr_target *sc, struct smr_dm_snap *s);
+void smr_dm_io_hints(struct smr_dm_target *sc, struct queue_limits *limits);
+void smr_dm_snapshot(struct smr_table *t, struct smr_dm_snap *s);
 /* Defined in dm-smr-dm-md.c: what drive-managed mode persists. */
 extern const struct smr_md_mode smr_dm_md_mode;
 
