@@ -46,12 +46,27 @@ static void cv_write_endio(struct bio *clone)
 	cv_end_bio(sc, bio);
 }
 
+/*
+ * Send a mapped write to the backing device. A clone of our own carries
+ * it when something must happen between the backing's completion and the
+ * host's: a FUA write is acknowledged only after the commit, and with the
+ * timing model the bio ends at its modelled end. Otherwise dm's clone goes
+ * itself, as dm-linear's does, and cv_end_io() completes the write: the
+ * second clone is a bio allocation and a completion per write.
+ */
 static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 {
 	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
 	struct bio *clone;
 
+	if (!sc->tm && !io->fua) {
+		io->kind = CV_IO_WRITE_DIRECT;
+		bio_set_dev(bio, sc->dev->bdev);
+		bio->bi_iter.bi_sector = sc->data_start + sector;
+		dm_submit_bio_remap(bio, NULL);
+		return;
+	}
 	if (sc->tm)
 		smr_tm_host(sc->tm, &io->tm, smr_tm_pos(sc->tm, sector),
 			    bio_sectors(bio), bio->bi_opf);
@@ -696,7 +711,11 @@ int cv_map(struct dm_target *ti, struct bio *bio)
 	return r == SMR_FAULT_PASS ? cv_map_bio(ti, bio) : r;
 }
 
-/* Zero mode, a read that touched damaged blocks: zero them. */
+/*
+ * A write sent without a clone of our own (cv_submit_write()): done, as
+ * cv_write_endio() does it. Zero mode, a read that touched damaged
+ * blocks: zero them.
+ */
 int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct cv_target *sc = ti->private;
@@ -706,6 +725,9 @@ int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	struct bio_vec bv;
 	unsigned long flags;
 
+	/* With the backing's status, before a power cut overrides it. */
+	if (io->kind == CV_IO_WRITE_DIRECT)
+		cv_write_done(sc, io, *error);
 	/* The power went before the drive said it was done: it never was. */
 	if (unlikely(smr_power_is_cut(&sc->power)))
 		*error = BLK_STS_IOERR;

@@ -258,7 +258,11 @@ struct cv_target {
 	struct cv_nl_dev nl;		/* dm-caveat-nl.c registry and events */
 };
 
-enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_READ_ZERO };
+/*
+ * cv_io.kind. CV_IO_WRITE_DIRECT: a write sent as dm's own clone, which
+ * cv_end_io() completes (cv_submit_write()).
+ */
+enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_WRITE_DIRECT, CV_IO_READ_ZERO };
 
 #define CV_OPT_BLOCK_SIZE	1
 #define CV_OPT_UNSHINGLED	2
