@@ -272,20 +272,18 @@ static int smr_faults_fail(struct bio *bio, blk_status_t sts)
 }
 
 /*
- * First thing in map(), interrupts on. Returns SMR_FAULT_PASS, or the
- * DM_MAPIO_* value for map() to return (the bio failed, or is delayed).
- * Only reads and writes with data meet faults; zone appends (which only
- * 6.1 passes to the target) do not: where they land is known only later.
+ * smr_faults_map() while a fault is set or writes are held. Only reads
+ * and writes with data meet faults; zone appends (which only 6.1 passes
+ * to the target) do not: where they land is known only later.
  */
-int smr_faults_map(struct smr_faults *f, struct bio *bio)
+int __smr_faults_map(struct smr_faults *f, struct bio *bio)
 {
 	sector_t s;
 	u32 n = bio_sectors(bio);
 	bool write, fire, delay = false, hold = false, behind = false;
 	unsigned long flags;
 
-	/* Writes held behind a delay keep their zone's later ones behind. */
-	if (likely(!READ_ONCE(f->armed) && !READ_ONCE(f->held_writes)) || !n)
+	if (!n)
 		return SMR_FAULT_PASS;
 	if (bio_op(bio) == REQ_OP_READ)
 		write = false;
@@ -349,7 +347,7 @@ int smr_faults_map(struct smr_faults *f, struct bio *bio)
 	}
 	return SMR_FAULT_PASS;
 }
-EXPORT_SYMBOL_GPL(smr_faults_map);
+EXPORT_SYMBOL_GPL(__smr_faults_map);
 
 void smr_faults_hold(struct smr_faults *f, struct bio *bio)
 {

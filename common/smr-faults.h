@@ -159,7 +159,19 @@ int smr_faults_init(struct smr_faults *f, struct dm_target *ti,
 void smr_faults_exit(struct smr_faults *f);
 void smr_faults_per_io(struct dm_target *ti);
 
-int smr_faults_map(struct smr_faults *f, struct bio *bio);
+/*
+ * First thing in map(), interrupts on. Returns SMR_FAULT_PASS, or the
+ * DM_MAPIO_* value for map() to return (the bio failed, or is delayed).
+ * While no fault is set, a load or two and no call: every bio asks.
+ */
+int __smr_faults_map(struct smr_faults *f, struct bio *bio);
+static inline int smr_faults_map(struct smr_faults *f, struct bio *bio)
+{
+	/* Writes held behind a delay keep their zone's later ones behind. */
+	if (likely(!READ_ONCE(f->armed) && !READ_ONCE(f->held_writes)))
+		return SMR_FAULT_PASS;
+	return __smr_faults_map(f, bio);
+}
 
 /*
  * For a target whose map() may split a read (dm_accept_partial_bio()
