@@ -163,7 +163,8 @@ u64 cv_count_valid(struct cv_target *sc, u64 a, u64 b, u64 *lo, u64 *hi)
 	return n;
 }
 
-bool cv_all_valid(struct cv_target *sc, u64 a, u64 b)
+/* cv_all_valid() where its one-chunk answer does not do. */
+bool __cv_all_valid(struct cv_target *sc, u64 a, u64 b)
 {
 	bool v;
 

@@ -286,7 +286,9 @@ void cv_work(struct work_struct *work)
 		struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 
 		bio->bi_status = sts ? sts : io->status;
-		io->tm.end = max(io->tm.end, end);
+		/* (io->tm is set only with the model: __cv_map_bio()) */
+		if (sc->tm)
+			io->tm.end = max(io->tm.end, end);
 		cv_end_bio(sc, bio);
 	}
 	cv_issue_wal(sc, &wal, sts);
@@ -660,14 +662,14 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
 	return DM_MAPIO_REMAPPED;
 }
 
-/* map() after the media faults (and the delayed bios they release). */
-int cv_map_bio(struct dm_target *ti, struct bio *bio)
+/* map() after the media faults, with the bio's per-bio data. */
+static int __cv_map_bio(struct cv_target *sc, struct bio *bio,
+			struct cv_io *io)
 {
-	struct cv_target *sc = ti->private;
-	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
-
 	io->kind = CV_IO_NONE;
-	smr_tm_bio_init(&io->tm);
+	/* Without the model nothing reads it (smr_tm_bio_done()). */
+	if (sc->tm)
+		smr_tm_bio_init(&io->tm);
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio)) {
 		/* Numbered in the order they reach the list (cv_wc_flush_fails()). */
 		spin_lock_irq(&sc->lock);
@@ -696,6 +698,13 @@ int cv_map_bio(struct dm_target *ti, struct bio *bio)
 	}
 }
 
+/* map() after the media faults (and the delayed bios they release). */
+int cv_map_bio(struct dm_target *ti, struct bio *bio)
+{
+	return __cv_map_bio(ti->private, bio,
+			    dm_per_bio_data(bio, sizeof(struct cv_io)));
+}
+
 int cv_map(struct dm_target *ti, struct bio *bio)
 {
 	struct cv_target *sc = ti->private;
@@ -708,7 +717,7 @@ int cv_map(struct dm_target *ti, struct bio *bio)
 	if (unlikely(smr_power_io(&sc->power, bio->bi_opf, bio->bi_iter.bi_size)))
 		return DM_MAPIO_KILL;
 	r = smr_faults_map(&sc->faults, bio);
-	return r == SMR_FAULT_PASS ? cv_map_bio(ti, bio) : r;
+	return r == SMR_FAULT_PASS ? __cv_map_bio(sc, bio, io) : r;
 }
 
 /*

@@ -38,13 +38,6 @@
  * so the device advertises one and file systems send flushes.
  */
 
-/* Does any copy not yet home hold blocks @first..@last? Lock held. */
-bool cv_wc_overlaps(struct cv_target *sc, u64 first, u64 last)
-{
-	return !RB_EMPTY_ROOT(&sc->wc_tree.rb_root) &&
-		interval_tree_iter_first(&sc->wc_tree, first, last);
-}
-
 /*
  * Blocks of @d0..@d1 that cached writes hold, are not valid yet and no
  * later write damaged: the host was told those writes completed, so a

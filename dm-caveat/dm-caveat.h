@@ -347,6 +347,17 @@ static inline bool cv_is_wc(struct cv_target *sc, struct bio *bio)
 	return bio->bi_pool == &sc->wc_bs;
 }
 
+/*
+ * Does any copy of the write cache not yet home hold blocks
+ * @first..@last? Lock held. Every read and write asks, and without the
+ * cache the answer is one load.
+ */
+static inline bool cv_wc_overlaps(struct cv_target *sc, u64 first, u64 last)
+{
+	return !RB_EMPTY_ROOT(&sc->wc_tree.rb_root) &&
+		interval_tree_iter_first(&sc->wc_tree, first, last);
+}
+
 /* Functions defined in dm-caveat-damage.c */
 u64 cv_chunk_nbits(struct cv_target *sc, u64 c);
 u64 cv_chunk_valid(struct cv_target *sc, u64 c, u64 lo, u64 hi);
@@ -354,7 +365,7 @@ void cv_compact(struct cv_target *sc, u64 c);
 bool cv_block_valid(struct cv_target *sc, u64 b);
 u64 cv_run_end(struct cv_target *sc, u64 pos, u64 end, bool *valid);
 u64 cv_count_valid(struct cv_target *sc, u64 a, u64 b, u64 *lo, u64 *hi);
-bool cv_all_valid(struct cv_target *sc, u64 a, u64 b);
+bool __cv_all_valid(struct cv_target *sc, u64 a, u64 b);
 void cv_set_range(struct cv_target *sc, u64 a, u64 b);
 void cv_clear_range(struct cv_target *sc, u64 a, u64 b);
 unsigned int cv_edge_need(struct cv_target *sc, u64 a, u64 b, bool set);
@@ -366,6 +377,20 @@ bool cv_damage_range(struct cv_target *sc, u64 first, u64 last,
 void cv_check_inflight(struct cv_target *sc, struct cv_io *io);
 void __cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
 void cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
+
+/*
+ * Lock held: are blocks @a..@b all valid? A read of a written device
+ * mostly lies in one full chunk, and every read asks: that answer
+ * without a call.
+ */
+static inline bool cv_all_valid(struct cv_target *sc, u64 a, u64 b)
+{
+	u64 c = a >> CV_CHUNK_SHIFT;
+
+	if (c == b >> CV_CHUNK_SHIFT && sc->chunks[c].bits == CV_FULL)
+		return true;
+	return __cv_all_valid(sc, a, b);
+}
 
 /* Functions defined in dm-caveat-md.c */
 u64 cv_md_pages(u64 nr_blocks);
@@ -392,7 +417,6 @@ void cv_work(struct work_struct *work);
 void cv_nomem_work(struct work_struct *work);
 
 /* Functions defined in dm-caveat-wc.c */
-bool cv_wc_overlaps(struct cv_target *sc, u64 first, u64 last);
 u64 cv_wc_live(struct cv_target *sc, u64 d0, u64 d1, u64 have, u64 *lo,
 	       u64 *hi);
 bool cv_wc_reserve(struct cv_target *sc, struct bio *bio, struct cv_io *io);
