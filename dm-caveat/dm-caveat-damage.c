@@ -174,7 +174,7 @@ bool __cv_all_valid(struct cv_target *sc, u64 a, u64 b)
 /* Lock held: mark a..b valid. Partially covered chunks are not NULL. */
 void cv_set_range(struct cv_target *sc, u64 a, u64 b)
 {
-	u64 c;
+	u64 c, before = sc->nr_valid;
 
 	for (c = a >> CV_CHUNK_SHIFT; c <= b >> CV_CHUNK_SHIFT; c++) {
 		struct cv_chunk *ch = &sc->chunks[c];
@@ -195,7 +195,13 @@ void cv_set_range(struct cv_target *sc, u64 a, u64 b)
 		}
 		/* NULL here: damaged meanwhile by a racing write; keep it so. */
 	}
-	cv_md_dirty(sc, a, b);
+	/*
+	 * Blocks valid already (a rewrite, every write with DID 0) change
+	 * no page the next commit would write. nr_valid grows by exactly
+	 * the blocks that became valid.
+	 */
+	if (sc->nr_valid != before)
+		cv_md_dirty(sc, a, b);
 }
 
 /* Lock held, spare pages for the two edge chunks: mark a..b damaged. */
