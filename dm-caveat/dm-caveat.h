@@ -260,9 +260,12 @@ struct cv_target {
 
 /*
  * cv_io.kind. CV_IO_WRITE_DIRECT: a write sent as dm's own clone, which
- * cv_end_io() completes (cv_submit_write()).
+ * cv_end_io() completes (cv_submit_write()). CV_IO_WRITE_NOMAP: a write
+ * whose completion changes nothing of the map, not on the inflight list
+ * (cv_map_write(), DID 0).
  */
-enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_WRITE_DIRECT, CV_IO_READ_ZERO };
+enum { CV_IO_NONE, CV_IO_WRITE, CV_IO_WRITE_DIRECT, CV_IO_WRITE_NOMAP,
+       CV_IO_READ_ZERO };
 
 #define CV_OPT_BLOCK_SIZE	1
 #define CV_OPT_UNSHINGLED	2
@@ -378,6 +381,14 @@ void cv_check_inflight(struct cv_target *sc, struct cv_io *io);
 void __cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
 void cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
 
+/* Lock held: do blocks @a..@b lie in one chunk that is all valid? */
+static inline bool cv_in_full_chunk(struct cv_target *sc, u64 a, u64 b)
+{
+	u64 c = a >> CV_CHUNK_SHIFT;
+
+	return c == b >> CV_CHUNK_SHIFT && sc->chunks[c].bits == CV_FULL;
+}
+
 /*
  * Lock held: are blocks @a..@b all valid? A read of a written device
  * mostly lies in one full chunk, and every read asks: that answer
@@ -385,11 +396,7 @@ void cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
  */
 static inline bool cv_all_valid(struct cv_target *sc, u64 a, u64 b)
 {
-	u64 c = a >> CV_CHUNK_SHIFT;
-
-	if (c == b >> CV_CHUNK_SHIFT && sc->chunks[c].bits == CV_FULL)
-		return true;
-	return __cv_all_valid(sc, a, b);
+	return cv_in_full_chunk(sc, a, b) || __cv_all_valid(sc, a, b);
 }
 
 /* Functions defined in dm-caveat-md.c */
