@@ -50,7 +50,7 @@ static void cv_to_bitmap(struct cv_target *sc, u64 c)
 		bitmap_fill(p, CV_CHUNK_BLOCKS);
 	else
 		bitmap_zero(p, CV_CHUNK_BLOCKS);
-	ch->bits = p;
+	WRITE_ONCE(ch->bits, p);
 	sc->nr_bitmaps++;
 }
 
@@ -93,10 +93,10 @@ void cv_compact(struct cv_target *sc, u64 c)
 		return;
 	if (bitmap_full(ch->bits, nb)) {
 		cv_put_bitmap(sc, ch->bits);
-		ch->bits = CV_FULL;
+		WRITE_ONCE(ch->bits, CV_FULL);
 	} else if (!ch->pins && bitmap_empty(ch->bits, nb)) {
 		cv_put_bitmap(sc, ch->bits);
-		ch->bits = NULL;
+		WRITE_ONCE(ch->bits, NULL);
 	}
 }
 
@@ -187,7 +187,7 @@ void cv_set_range(struct cv_target *sc, u64 a, u64 b)
 				cv_chunk_valid(sc, c, 0, ce - cs);
 			if (cv_is_bitmap(ch->bits))
 				cv_put_bitmap(sc, ch->bits);
-			ch->bits = CV_FULL;
+			WRITE_ONCE(ch->bits, CV_FULL);
 		} else if (cv_is_bitmap(ch->bits)) {
 			sc->nr_valid += hi - lo + 1 -
 				cv_bits_weight(ch->bits, lo - cs, hi - cs);
@@ -225,7 +225,7 @@ void cv_clear_range(struct cv_target *sc, u64 a, u64 b)
 			sc->nr_valid -= cv_chunk_valid(sc, c, 0, ce - cs);
 			if (cv_is_bitmap(ch->bits))
 				cv_put_bitmap(sc, ch->bits);
-			ch->bits = NULL;
+			WRITE_ONCE(ch->bits, NULL);
 			continue;
 		}
 		cv_to_bitmap(sc, c);

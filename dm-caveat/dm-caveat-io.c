@@ -631,6 +631,19 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
 
 	if (unlikely(smr_power_is_cut(&sc->power)))
 		return DM_MAPIO_KILL;
+	/*
+	 * The common read, in map(): inside one chunk all valid, no copy in
+	 * the write cache (wc_nr counts them from before they enter wc_tree
+	 * until after they leave it) and no write being mapped in steps.
+	 * Seen without the lock it is what the lock would have shown a
+	 * moment earlier: those fields change only under it, so a write
+	 * mapped before this read on this CPU, or completed before the read
+	 * was sent, changed them already, and any other write may as well
+	 * come after the read. A chunk's bits are compared, not followed.
+	 */
+	if (in_map && !READ_ONCE(sc->wc_nr) && !READ_ONCE(sc->big_writes) &&
+	    cv_in_full_chunk(sc, first, last))
+		goto remap;
 	spin_lock_irq(&sc->lock);
 	if (cv_wc_overlaps(sc, first, last) || (in_map && sc->big_writes)) {
 		/* A cached write is still to land there, or a write before
@@ -669,6 +682,7 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
 		io->kind = CV_IO_READ_ZERO;
 		io->iter = bio->bi_iter;
 	}
+remap:
 	bio_set_dev(bio, sc->dev->bdev);
 	bio->bi_iter.bi_sector = sc->data_start + sector;
 	if (sc->tm) {

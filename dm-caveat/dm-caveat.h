@@ -381,12 +381,17 @@ void cv_check_inflight(struct cv_target *sc, struct cv_io *io);
 void __cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
 void cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
 
-/* Lock held: do blocks @a..@b lie in one chunk that is all valid? */
+/*
+ * Do blocks @a..@b lie in one chunk that is all valid? Lock held, or a
+ * look without it (cv_map_read()): a chunk's bits change only under the
+ * lock, with WRITE_ONCE().
+ */
 static inline bool cv_in_full_chunk(struct cv_target *sc, u64 a, u64 b)
 {
 	u64 c = a >> CV_CHUNK_SHIFT;
 
-	return c == b >> CV_CHUNK_SHIFT && sc->chunks[c].bits == CV_FULL;
+	return c == b >> CV_CHUNK_SHIFT &&
+		READ_ONCE(sc->chunks[c].bits) == CV_FULL;
 }
 
 /*
