@@ -6,6 +6,13 @@
  * writes the damage journal for writes whose damage must be durable
  * first, and maps the writes map() found no memory for; the write
  * completion; scramble; the write cache (write_cache_kib).
+ *
+ * Why this file is long: map(), end_io() and the worker share the
+ * per-bio state and the lists between them, and the common read and
+ * write keep their rare cases in functions of their own (so that the
+ * common ones stay short). The worker, cv_map_held() to cv_work(), would
+ * split off as dm-caveat-worker.c with cv_map_read(), cv_map_write() and
+ * cv_submit_write() in the header.
  */
 #include <linux/module.h>
 #include <linux/gfp.h>
@@ -620,30 +627,30 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 	return DM_MAPIO_SUBMITTED;
 }
 
-/* A read, from map() (@in_map) or from the worker (parked before). */
-static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
-		       bool in_map)
+/* A read the map lets through: to the backing device. */
+static inline int cv_remap_read(struct cv_target *sc, struct bio *bio,
+				struct cv_io *io, sector_t sector)
 {
-	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
-	u64 first = sector >> sc->bshift;
-	u64 last = (sector + bio_sectors(bio) - 1) >> sc->bshift;
+	bio_set_dev(bio, sc->dev->bdev);
+	bio->bi_iter.bi_sector = sc->data_start + sector;
+	if (sc->tm) {
+		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->dev->bdev,
+			      bio->bi_iter.bi_sector, smr_tm_pos(sc->tm, sector));
+		return DM_MAPIO_SUBMITTED;
+	}
+	return DM_MAPIO_REMAPPED;
+}
+
+/*
+ * cv_map_read() under the lock. Apart, so that the common read does not
+ * pay for this one's frame.
+ */
+static noinline int cv_map_read_locked(struct cv_target *sc, struct bio *bio,
+				       struct cv_io *io, bool in_map,
+				       sector_t sector, u64 first, u64 last)
+{
 	bool ok, any = true;
 
-	if (unlikely(smr_power_is_cut(&sc->power)))
-		return DM_MAPIO_KILL;
-	/*
-	 * The common read, in map(): inside one chunk all valid, no copy in
-	 * the write cache (wc_nr counts them from before they enter wc_tree
-	 * until after they leave it) and no write being mapped in steps.
-	 * Seen without the lock it is what the lock would have shown a
-	 * moment earlier: those fields change only under it, so a write
-	 * mapped before this read on this CPU, or completed before the read
-	 * was sent, changed them already, and any other write may as well
-	 * come after the read. A chunk's bits are compared, not followed.
-	 */
-	if (in_map && !READ_ONCE(sc->wc_nr) && !READ_ONCE(sc->big_writes) &&
-	    cv_in_full_chunk(sc, first, last))
-		goto remap;
 	spin_lock_irq(&sc->lock);
 	if (cv_wc_overlaps(sc, first, last) || (in_map && sc->big_writes)) {
 		/* A cached write is still to land there, or a write before
@@ -682,15 +689,33 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
 		io->kind = CV_IO_READ_ZERO;
 		io->iter = bio->bi_iter;
 	}
-remap:
-	bio_set_dev(bio, sc->dev->bdev);
-	bio->bi_iter.bi_sector = sc->data_start + sector;
-	if (sc->tm) {
-		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->dev->bdev,
-			      bio->bi_iter.bi_sector, smr_tm_pos(sc->tm, sector));
-		return DM_MAPIO_SUBMITTED;
-	}
-	return DM_MAPIO_REMAPPED;
+	return cv_remap_read(sc, bio, io, sector);
+}
+
+/* A read, from map() (@in_map) or from the worker (parked before). */
+static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
+		       bool in_map)
+{
+	sector_t sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	u64 first = sector >> sc->bshift;
+	u64 last = (sector + bio_sectors(bio) - 1) >> sc->bshift;
+
+	if (unlikely(smr_power_is_cut(&sc->power)))
+		return DM_MAPIO_KILL;
+	/*
+	 * The common read, in map(): inside one chunk all valid, no copy in
+	 * the write cache (wc_nr counts them from before they enter wc_tree
+	 * until after they leave it) and no write being mapped in steps.
+	 * Seen without the lock it is what the lock would have shown a
+	 * moment earlier: those fields change only under it, so a write
+	 * mapped before this read on this CPU, or completed before the read
+	 * was sent, changed them already, and any other write may as well
+	 * come after the read. A chunk's bits are compared, not followed.
+	 */
+	if (in_map && !READ_ONCE(sc->wc_nr) && !READ_ONCE(sc->big_writes) &&
+	    cv_in_full_chunk(sc, first, last))
+		return cv_remap_read(sc, bio, io, sector);
+	return cv_map_read_locked(sc, bio, io, in_map, sector, first, last);
 }
 
 /* map() after the media faults, with the bio's per-bio data. */
@@ -752,28 +777,19 @@ int cv_map(struct dm_target *ti, struct bio *bio)
 }
 
 /*
- * A write sent without a clone of our own (cv_submit_write()): done, as
- * cv_write_endio() does it. Zero mode, a read that touched damaged
- * blocks: zero them.
+ * Zero mode, a read that touched damaged blocks: zero them. Apart from
+ * cv_end_io(), which every bio passes through, so that its frame and
+ * saved registers are this rare case's only.
  */
-int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+static noinline void cv_zero_damaged(struct cv_target *sc, struct bio *bio,
+				     struct cv_io *io)
 {
-	struct cv_target *sc = ti->private;
-	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
 	u64 pos, bsize = sc->block_size;
 	struct bvec_iter iter;
 	struct bio_vec bv;
 	unsigned long flags;
 
-	/* With the backing's status, before a power cut overrides it. */
-	if (io->kind == CV_IO_WRITE_DIRECT)
-		cv_write_done(sc, io, *error);
-	/* The power went before the drive said it was done: it never was. */
-	if (unlikely(smr_power_is_cut(&sc->power)))
-		*error = BLK_STS_IOERR;
-	if (io->kind != CV_IO_READ_ZERO || *error)
-		return DM_ENDIO_DONE;
-	pos = (u64)dm_target_offset(ti, io->iter.bi_sector) << SECTOR_SHIFT;
+	pos = (u64)dm_target_offset(sc->ti, io->iter.bi_sector) << SECTOR_SHIFT;
 	spin_lock_irqsave(&sc->lock, flags);
 	__bio_for_each_segment(bv, bio, iter, io->iter) {
 		unsigned int off = 0;
@@ -789,5 +805,25 @@ int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		}
 	}
 	spin_unlock_irqrestore(&sc->lock, flags);
+}
+
+/*
+ * A write sent without a clone of our own (cv_submit_write()): done, as
+ * cv_write_endio() does it. Zero mode, a read that touched damaged
+ * blocks: zero them.
+ */
+int cv_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct cv_target *sc = ti->private;
+	struct cv_io *io = dm_per_bio_data(bio, sizeof(struct cv_io));
+
+	/* With the backing's status, before a power cut overrides it. */
+	if (io->kind == CV_IO_WRITE_DIRECT)
+		cv_write_done(sc, io, *error);
+	/* The power went before the drive said it was done: it never was. */
+	if (unlikely(smr_power_is_cut(&sc->power)))
+		*error = BLK_STS_IOERR;
+	if (unlikely(io->kind == CV_IO_READ_ZERO) && !*error)
+		cv_zero_damaged(sc, bio, io);
 	return DM_ENDIO_DONE;
 }
