@@ -505,7 +505,7 @@ static void cv_map_write_big(struct cv_target *sc, struct bio *bio,
 	spin_lock_irq(&sc->lock);
 	defer = cv_write_route(sc, bio, io, true, live, &wc);
 	/* Reads and writes map() parked behind this one may go now. */
-	sc->big_writes--;
+	WRITE_ONCE(sc->big_writes, sc->big_writes - 1);	/* read unlocked in map() */
 	if (!bio_list_empty(&sc->held_bios))
 		queue_work(sc->wq, &sc->work);
 	spin_unlock_irq(&sc->lock);
@@ -563,7 +563,7 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 		}
 		/* The worker maps it; what map() sees from now on waits. */
 		spin_lock_irq(&sc->lock);
-		sc->big_writes++;
+		WRITE_ONCE(sc->big_writes, sc->big_writes + 1);
 		bio_list_add(&sc->held_bios, bio);
 		spin_unlock_irq(&sc->lock);
 		queue_work(sc->wq, &sc->work);
@@ -711,6 +711,9 @@ static int cv_map_read(struct cv_target *sc, struct bio *bio, struct cv_io *io,
 	 * mapped before this read on this CPU, or completed before the read
 	 * was sent, changed them already, and any other write may as well
 	 * come after the read. A chunk's bits are compared, not followed.
+	 * The three loads need no order among themselves: each stale value
+	 * either sends the read the locked way or is one that the lock
+	 * would have allowed too.
 	 */
 	if (in_map && !READ_ONCE(sc->wc_nr) && !READ_ONCE(sc->big_writes) &&
 	    cv_in_full_chunk(sc, first, last))

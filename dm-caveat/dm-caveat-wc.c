@@ -100,14 +100,14 @@ bool cv_wc_reserve(struct cv_target *sc, struct bio *bio,
 	    bio->bi_iter.bi_size > CV_WC_MAX_BIO_PAGES * PAGE_SIZE ||
 	    sc->wc_nr >= CV_WC_MAX_WRITES || sc->wc_blocks + n > sc->wc_max)
 		return false;
-	sc->wc_nr++;
+	WRITE_ONCE(sc->wc_nr, sc->wc_nr + 1);	/* read unlocked in map() */
 	sc->wc_blocks += n;
 	return true;
 }
 
 void cv_wc_unreserve(struct cv_target *sc, struct cv_io *io)
 {
-	sc->wc_nr--;
+	WRITE_ONCE(sc->wc_nr, sc->wc_nr - 1);
 	sc->wc_blocks -= io->last - io->first + 1;
 }
 

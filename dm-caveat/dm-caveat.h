@@ -383,8 +383,9 @@ void cv_write_done(struct cv_target *sc, struct cv_io *io, blk_status_t sts);
 
 /*
  * Do blocks @a..@b lie in one chunk that is all valid? Lock held, or a
- * look without it (cv_map_read()): a chunk's bits change only under the
- * lock, with WRITE_ONCE().
+ * look without it (cv_map_read()): once the table is live a chunk's bits
+ * change only under the lock, with WRITE_ONCE() (the load at preresume,
+ * cv_load_page(), comes before any I/O reaches the target).
  */
 static inline bool cv_in_full_chunk(struct cv_target *sc, u64 a, u64 b)
 {
