@@ -3,6 +3,7 @@
 # TIMEOUT: 420
 # SLOW: 1
 # SMOKE: 1
+# ICOUNT: 0
 # The timing model (docs/timing.md), over a RAM-backed null_blk so that
 # the backing is far faster than the modelled drive:
 #   - bad timing groups are refused, each with its reason in the log;
@@ -14,6 +15,13 @@
 #   - drive-managed: a fast phase while the cache takes the writes, then a
 #     collapse of 10x or more, and cleaning that takes the modelled time;
 #   - suspend and resume under modelled I/O lose nothing and hang nothing.
+# It runs under instruction counting (tests/vm-run, "# ICOUNT: 0"): the
+# figures are then exact (2026-11-30, 6.1: sequential 63.8 and 46.0 MB/s
+# for the model's 63.80 and 45.99, random IOPS 76 for 78, busy time 3137
+# and 3151 ms for 3061), held to tighter tolerances (tm_tol), and a
+# backing that falls behind the model fails instead of skipping. Wall
+# clock (SMR_ICOUNT unset, e.g. vm-run SMR_VM_ICOUNT= with the header
+# removed) keeps the old tolerances and skips.
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/lib/dm.sh"
 . "$(dirname "$0")/lib/tm.sh"
@@ -32,17 +40,18 @@ D=/dev/mapper/tm01
 # kept_up BUSY LAG: did the backing keep up with the model (lag at most a
 # tenth of the busy time)? If not, the figures are the host's (a debug
 # kernel under QEMU is slower than a 7200 rpm disk), and the checks of
-# the model's figures are skipped, saying so; the model reports it.
+# the model's figures are skipped in wall-clock time, saying so (the
+# model reports it), and fail under instruction counting (tm_too_slow).
 kept_up() { [ "$2" -le $(($1 / 10)) ]; }
-# figure DESC BUSY LAG GOT WANT PCT [RUNTIME]: within(), or a skip when
-# the backing fell behind, or when the host did not keep the modelled
-# drive busy for 92 % of fio's RUNTIME (ms): a slow host submits too
-# late, and the drive idles between commands.
+# figure DESC BUSY LAG GOT WANT PCT [RUNTIME]: within(), or tm_too_slow
+# when the backing fell behind, or when the host did not keep the
+# modelled drive busy for 92 % of fio's RUNTIME (ms): a slow host submits
+# too late, and the drive idles between commands.
 figure() {
 	if ! kept_up "$2" "$3"; then
-		skip "$1" "the backing fell behind the model by $3 ms of $2 ms busy: the figures are the host's ($4, model $5)"
+		tm_too_slow "$1" "the backing fell behind the model by $3 ms of $2 ms busy: the figures are the host's ($4, model $5)"
 	elif [ -n "${7:-}" ] && [ $(($2 * 100)) -lt $(($7 * 92)) ]; then
-		skip "$1" "the host kept the modelled drive busy $2 ms of fio's $7 ms: the figures are the host's ($4, model $5)"
+		tm_too_slow "$1" "the host kept the modelled drive busy $2 ms of fio's $7 ms: the figures are the host's ($4, model $5)"
 	else
 		within "$1" "$4" "$5" "$6"
 	fi
@@ -100,7 +109,7 @@ want=$($TM range $S 1048576 0 131072 $K)
 read -r got rt < <(fio_terse '48 " " $50' --name=seq --filename=$D --rw=write --bs=1M \
 	--size=64M --ioengine=libaio --iodepth=2)
 figure "sequential writes, MB/s" "$(cv_busy tm01)" "$(cv_lag tm01)" \
-	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" 10 "$rt"
+	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" "$(tm_tol 10 2)" "$rt"
 
 # Random: 4 KiB writes over the whole device, four in flight (FIFO: the
 # model serves one at a time), against seek + half a turn + transfer.
@@ -114,7 +123,7 @@ read -r got rt < <(fio_terse '49 " " $50' --name=rnd --filename=$D --rw=randwrit
 	--number_ios=240 --norandommap=1 --randseed=7 --ioengine=libaio --iodepth=4)
 busy=$(cv_busy tm01)
 lag=$(cv_lag tm01)
-figure "random 4 KiB writes, IOPS" "$busy" "$lag" "${got%.*}" "${want%.*}" 10 "$rt"
+figure "random 4 KiB writes, IOPS" "$busy" "$lag" "${got%.*}" "${want%.*}" "$(tm_tol 10 5)" "$rt"
 
 # Suspend with a deep modelled backlog. The same table with 100 ms of
 # overhead per I/O (the most the group takes): 512 writes queued behind
@@ -180,7 +189,7 @@ fi
 # 240 writes of the modelled mean service time each: the model charged
 # what its arithmetic says, however fast the host.
 within "status: modelled busy time, ms" "$busy" \
-	"$(awk -v s="$svc" 'BEGIN { printf "%.0f", 240 * s / 1000 }')" 10
+	"$(awk -v s="$svc" 'BEGIN { printf "%.0f", 240 * s / 1000 }')" "$(tm_tol 10 5)"
 check "remove" dm_remove tm01
 
 # ------------------------------------------------------ timing off ---
@@ -228,16 +237,16 @@ read -r got rt < <(fio_terse '48 " " $50' --name=zw --filename=$D --zonemode=zbd
 	--rw=write --bs=1M --size=256M --ioengine=libaio --iodepth=2)
 hb=$(field tm01 26) hl=$(field tm01 27)
 figure "host-managed: zones written in order, MB/s" "$hb" "$hl" \
-	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" 10 "$rt"
+	"$(awk -v k="$got" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "$want" "$(tm_tol 10 2)" "$rt"
 udevadm settle 2> /dev/null
 dmsetup message tm01 0 clear_stats
 read -r svc want < <($TM random $HS 4096 $K)
 read -r got rt < <(fio_terse '8 " " $9' --name=rr --filename=$D --rw=randread --bs=4k \
 	--number_ios=240 --norandommap=1 --randseed=5 --ioengine=libaio --iodepth=4)
 hb=$(field tm01 26) hl=$(field tm01 27)
-figure "host-managed: random 4 KiB reads, IOPS" "$hb" "$hl" "${got%.*}" "${want%.*}" 10 "$rt"
+figure "host-managed: random 4 KiB reads, IOPS" "$hb" "$hl" "${got%.*}" "${want%.*}" "$(tm_tol 10 5)" "$rt"
 within "host-managed: modelled busy time, ms" "$hb" \
-	"$(awk -v s="$svc" 'BEGIN { printf "%.0f", 240 * s / 1000 }')" 10
+	"$(awk -v s="$svc" 'BEGIN { printf "%.0f", 240 * s / 1000 }')" "$(tm_tol 10 5)"
 mark="tm01-hm-$RANDOM"
 echo "$mark" > /dev/kmsg
 check_fail "host-managed: a reload with another timing is refused while live" \
@@ -270,7 +279,7 @@ cms_bg=${DMS[clean_ms_bg]} cms_fg=${DMS[clean_ms_fg]} mbusy=${DMS[model_busy_ms]
 mclean=${DMS[model_clean_ms]} mlag=${DMS[model_lag_ms]}
 assert_eq "drive-managed: the band in progress ends" idle "${DMS[state]}"
 if ! kept_up "$mbusy" "$mlag"; then
-	skip "drive-managed: a collapse of 10x or more" "the backing fell behind the model by $mlag ms of $mbusy ms busy: the figures are the host's"
+	tm_too_slow "drive-managed: a collapse of 10x or more" "the backing fell behind the model by $mlag ms of $mbusy ms busy: the figures are the host's"
 elif [ -f "${log}_iops.1.log" ]; then
 	read -r fast slow n < <(awk -F, '{ v[NR] = $2 } END {
 		f = 0; for (i = 1; i <= 3 && i <= NR; i++) if (v[i] > f) f = v[i];
@@ -291,13 +300,19 @@ fi
 # nothing was cleaned).
 if [ $((DMS[rmw_fg] + DMS[rmw_bg])) = 0 ] && [ "${DMS[cache_used]}" -lt "${DMS[cache_total]}" ]; then
 	why="the host wrote too slowly to fill the cache (${DMS[cache_used]}/${DMS[cache_total]} in 16 s): nothing was cleaned"
-	skip "cleaning took the modelled time" "$why"
-	skip "status: the model's figures" "$why"
+	tm_too_slow "cleaning took the modelled time" "$why"
+	tm_too_slow "status: the model's figures" "$why"
 else
-	if [ "${mclean:-0}" -gt 0 ] && [ $((cms_bg + cms_fg)) -ge $((mclean * 8 / 10)) ]; then
-		ok "cleaning took the modelled time: $((cms_bg + cms_fg)) ms for $mclean ms modelled"
+	# Counted, it is held from above too: the guest's own copying of a
+	# band comes on top of the model (14949 ms for 13383 modelled,
+	# 2026-11-30, 6.1), so at most 1.3 x; in wall-clock time a loaded
+	# host can take any longer.
+	cms=$((cms_bg + cms_fg))
+	cmax=$(if [ -n "${SMR_ICOUNT:-}" ]; then echo $((mclean * 13 / 10)); else echo "$cms"; fi)
+	if [ "${mclean:-0}" -gt 0 ] && [ "$cms" -ge $((mclean * 8 / 10)) ] && [ "$cms" -le "$cmax" ]; then
+		ok "cleaning took the modelled time: $cms ms for $mclean ms modelled"
 	else
-		not_ok "cleaning took the modelled time" "clean_ms $cms_bg + $cms_fg, model_clean_ms $mclean"
+		not_ok "cleaning took the modelled time" "clean_ms $cms_bg + $cms_fg, model_clean_ms $mclean${SMR_ICOUNT:+ (counted: at most 1.3 x)}"
 	fi
 	if [ "${mbusy:-0}" -ge "${mclean:-1}" ] && [ "${mclean:-0}" -gt 0 ]; then
 		ok "status: modelled busy $mbusy ms, cleaning $mclean ms of it, lag $mlag ms"

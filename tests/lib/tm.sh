@@ -13,6 +13,26 @@ field() { dmsetup status "$1" | awk -v k="$2" '{ print $k }'; }
 cv_busy() { field "$1" 14; }
 cv_lag() { field "$1" 15; }
 
+# Under instruction counting (a test's "# ICOUNT: 0" header: tests/vm-run
+# runs it in a counted boot and sets SMR_ICOUNT) the guest's clock is the
+# instructions it ran: the host's load does not reach what a test times,
+# so the figures are exact and repeat from run to run (docs/testing.md,
+# "Instruction counting").
+# tm_tol WALL COUNTED: the tolerance in % a figure is held to, COUNTED
+# under instruction counting, WALL in wall-clock time.
+tm_tol() { if [ -n "${SMR_ICOUNT:-}" ]; then echo "$2"; else echo "$1"; fi; }
+# tm_too_slow DESC WHY: the host was too slow for a check to say
+# anything: a skip in wall-clock time (a debug kernel, a loaded host);
+# under instruction counting a failure, since the host's speed cannot
+# be why (the guest's own work per I/O outgrew the model).
+tm_too_slow() {
+	if [ -n "${SMR_ICOUNT:-}" ]; then
+		not_ok "$1" "under instruction counting: $2"
+	else
+		skip "$1" "$2"
+	fi
+}
+
 # within DESC GOT WANT PCT: ok if GOT is within PCT % of WANT.
 within() {
 	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
