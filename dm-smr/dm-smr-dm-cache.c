@@ -2,7 +2,7 @@
 /*
  * dm-smr drive-managed mode: the persistent cache. It owns the log of
  * cache slots (allocation from the cursor, release), the index that maps
- * each band's cached blocks to slots (per band, a sorted array of
+ * each band's cached blocks to slots (per band, a red-black tree of
  * extents), each band's slot list, and a cache write from its submission
  * to its slots until it is indexed. Which bands hold slots, in the orders
  * the cleaner picks by, is dm-smr-dm-bands.c.
@@ -24,35 +24,38 @@
 #include "dm-smr-test.h"
 
 /* ------------------------------------------------------------------ */
-/* The cache index: per band, a sorted array of extents.               */
+/* The cache index: per band, a red-black tree of extents by offset.   */
 /* ------------------------------------------------------------------ */
 
-/* First extent of ext[0, nr) that ends after block @off. */
-static u32 __smr_ext_find(const struct smr_ext *ext, u32 nr, u32 off)
+static struct smr_ext_node *smr_ext_of(struct rb_node *n)
 {
-	u32 lo = 0, hi = nr;
-
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-
-		if ((u32)ext[mid].off + ext[mid].len <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return rb_entry_safe(n, struct smr_ext_node, rb);
 }
 
-u32 smr_ext_find(struct smr_band *b, u32 off)
+/* First extent of band @b that ends after block @off, or NULL. */
+struct smr_ext_node *smr_ext_find(struct smr_band *b, u32 off)
 {
-	return __smr_ext_find(b->ext, b->nr_ext, off);
+	struct rb_node *n = b->ext.rb_node;
+	struct smr_ext_node *first = NULL;
+
+	while (n) {
+		struct smr_ext_node *x = rb_entry(n, struct smr_ext_node, rb);
+
+		if ((u32)x->e.off + x->e.len <= off) {
+			n = n->rb_right;
+		} else {
+			first = x;
+			n = n->rb_left;
+		}
+	}
+	return first;
 }
 
 bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n)
 {
-	u32 i = smr_ext_find(b, off);
+	struct smr_ext_node *x = smr_ext_find(b, off);
 
-	return i < b->nr_ext && b->ext[i].off < off + n;
+	return x && x->e.off < off + n;
 }
 
 /*
@@ -61,214 +64,216 @@ bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n)
  */
 u32 smr_ext_lookup(struct smr_band *b, u32 off, u32 n, u32 *slot)
 {
-	u32 i = smr_ext_find(b, off);
+	struct smr_ext_node *x = smr_ext_find(b, off);
 
-	if (i < b->nr_ext && b->ext[i].off <= off) {
-		*slot = b->ext[i].slot + (off - b->ext[i].off);
-		return min_t(u32, n, b->ext[i].off + b->ext[i].len - off);
+	if (x && x->e.off <= off) {
+		*slot = x->e.slot + (off - x->e.off);
+		return min_t(u32, n, x->e.off + x->e.len - off);
 	}
 	*slot = SMR_SLOT_FREE;
-	if (i < b->nr_ext)
-		return min_t(u32, n, b->ext[i].off - off);
+	if (x)
+		return min_t(u32, n, x->e.off - off);
 	return n;
 }
 
-/* Extents the band holds after inserting [off, off + n): an upper bound. */
-static u32 smr_ext_need(struct smr_band *b, u32 off, u32 n)
-{
-	u32 end = off + n, i = smr_ext_find(b, off), j = i;
+static void smr_dm_index_slots(struct smr_dm_target *sc, struct smr_dm_io *io);
 
-	while (j < b->nr_ext && b->ext[j].off < end)
-		j++;
-	return b->nr_ext - (j - i) + 3;
+/* Link @x, which overlaps none of them, into band @b's extents. */
+static void smr_ext_link(struct smr_dm *dm, struct smr_band *b,
+			 struct smr_ext_node *x)
+{
+	struct rb_node **link = &b->ext.rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		if (x->e.off < rb_entry(parent, struct smr_ext_node, rb)->e.off)
+			link = &parent->rb_left;
+		else
+			link = &parent->rb_right;
+	}
+	rb_link_node(&x->rb, parent, link);
+	rb_insert_color(&x->rb, &b->ext);
+	b->nr_ext++;
+	dm->nr_ext++;
 }
 
-static void smr_dm_index_slots(struct smr_dm_target *sc, struct smr_dm_io *io);
-static u32 __smr_ext_insert(struct smr_ext *ext, u32 *nr, u32 off, u32 n,
-			    u32 slot);
+/* Unlink @x from band @b's extents and keep it as a spare, or free it. */
+static void smr_ext_unlink(struct smr_dm *dm, struct smr_band *b,
+			   struct smr_ext_node *x)
+{
+	rb_erase(&x->rb, &b->ext);
+	b->nr_ext--;
+	dm->nr_ext--;
+	if (dm->nr_ext_spare < SMR_EXT_SPARE)
+		dm->ext_spare[dm->nr_ext_spare++] = x;
+	else
+		kfree(x);
+}
 
 /*
- * Give band @b's extent array room for @need extents (as a power of two,
- * so that it grows and shrinks by halves), and index @io's cache write
- * into it when @io is set. Worker only (and the load), in process
- * context: the copy and the insert, work that follows the band's
- * extents (up to 32K in a 256 MiB band), are done with interrupts on.
- *
- * While it runs the band is SMR_BAND_EXT_BUSY: completions of writes to
- * it leave their indexing to the worker (after this, in order), so the
- * array does not change under the copy, and readers use the old array
- * until the new one replaces it under the lock. The cleaner cannot drop
- * the array meanwhile: a write to the band is in flight (the caller's).
- * -ENOMEM, with nothing changed, if the array cannot be allocated.
+ * Have @nr spare nodes, allocating without waiting (GFP_NOWAIT: under
+ * the lock, maybe with interrupts off). False if memory is short, or the
+ * test hook fails the allocation (it fails the next inserts that need a
+ * node, whether a spare is at hand or not, so that a test sees it).
  */
-static int smr_ext_rebuild(struct smr_dm_target *sc, struct smr_band *b,
-			   u32 need, struct smr_dm_io *io)
+static bool smr_ext_reserve(struct smr_dm *dm, u32 nr)
 {
-	struct smr_dm *dm = sc->dm;
-	struct smr_ext *new = NULL, *old;
-	u32 cap, nr, added = 0;
-
-	spin_lock_irq(&sc->d.lock);
-	b->flags |= SMR_BAND_EXT_BUSY;
-	/* Writes indexed since the caller looked: the array is fixed now. */
-	nr = b->nr_ext;
-	if (io)
-		need = max(need, smr_ext_need(b, io->off, io->nr));
-	need = max(need, nr);
-	old = b->ext;
-	spin_unlock_irq(&sc->d.lock);
-
-	cap = need ? roundup_pow_of_two(need) : 0;
-	if (!io && cap == b->cap_ext) {
-		spin_lock_irq(&sc->d.lock);
-		b->flags &= ~SMR_BAND_EXT_BUSY;
-		spin_unlock_irq(&sc->d.lock);
-		return 0;
-	}
-	if (cap) {
-		new = kvmalloc_array(cap, sizeof(*new), GFP_NOIO);
-		if (!new) {
-			spin_lock_irq(&sc->d.lock);
-			b->flags &= ~SMR_BAND_EXT_BUSY;
-			spin_unlock_irq(&sc->d.lock);
-			return -ENOMEM;
-		}
-		memcpy(new, old, nr * sizeof(*new));
-		if (io)
-			added = __smr_ext_insert(new, &nr, io->off, io->nr,
-						 io->slot);
-	}
-
-	spin_lock_irq(&sc->d.lock);
-	dm->nr_ext += nr - b->nr_ext;
-	dm->index_bytes -= (size_t)b->cap_ext * sizeof(*new);
-	dm->index_bytes += (size_t)cap * sizeof(*new);
-	b->ext = new;
-	b->nr_ext = nr;
-	b->cap_ext = cap;
-	b->live += added;
-	dm->live += added;
-	if (io)
-		smr_dm_index_slots(sc, io);
-	b->flags &= ~SMR_BAND_EXT_BUSY;
-	spin_unlock_irq(&sc->d.lock);
-	kvfree(old);
-	return 0;
-}
-
-/* Resize band @b's array to hold @need extents (see smr_ext_rebuild()). */
-int smr_ext_resize(struct smr_dm_target *sc, struct smr_band *b, u32 need)
-{
-	u32 cap = need ? roundup_pow_of_two(need) : 0;
-
-	if (cap == READ_ONCE(b->cap_ext))
-		return 0;
-	return smr_ext_rebuild(sc, b, need, NULL);
-}
-
-/* Merge extent @i of ext[0, *nr) into @i - 1 when they continue each other. */
-static bool smr_ext_merge(struct smr_ext *ext, u32 *nr, u32 i)
-{
-	struct smr_ext *p, *e;
-
-	if (!i || i >= *nr)
+	if (unlikely(READ_ONCE(smr_test.fail_ext_allocs)) &&
+	    smr_fault_take(&smr_test.fail_ext_allocs))
 		return false;
-	p = &ext[i - 1];
-	e = &ext[i];
-	if (p->off + p->len != e->off || p->slot + p->len != e->slot ||
-	    p->len + e->len > SMR_EXT_MAX_LEN)
-		return false;
-	p->len += e->len;
-	memmove(&ext[i], &ext[i + 1], (*nr - i - 1) * sizeof(*ext));
-	(*nr)--;
+	while (dm->nr_ext_spare < nr) {
+		struct smr_ext_node *x = kmalloc(sizeof(*x),
+						 GFP_NOWAIT | __GFP_NOWARN);
+
+		if (!x)
+			return false;
+		dm->ext_spare[dm->nr_ext_spare++] = x;
+	}
 	return true;
 }
 
-/*
- * Map blocks [off, off + n) to slots from @slot on in ext[0, *nr), which
- * has room for smr_ext_need() extents. Returns the blocks it maps that
- * it did not map before. It moves the extents after @off: at most
- * smr_ext_moves() of them.
- */
-static u32 __smr_ext_insert(struct smr_ext *ext, u32 *nr, u32 off, u32 n,
-			    u32 slot)
+/* Merge @x into the extent before it when they continue each other. */
+static struct smr_ext_node *smr_ext_merge(struct smr_dm *dm,
+					  struct smr_band *b,
+					  struct smr_ext_node *x)
 {
-	struct smr_ext seg[3];
-	u32 end = off + n, i = __smr_ext_find(ext, *nr, off), j = i, k, ns = 0;
-	u32 covered = 0;
+	struct smr_ext_node *p = smr_ext_of(rb_prev(&x->rb));
 
-	while (j < *nr && ext[j].off < end) {
-		struct smr_ext *e = &ext[j];
-
-		covered += min_t(u32, end, e->off + e->len) - max_t(u32, off, e->off);
-		j++;
-	}
-	if (i < j && ext[i].off < off) {
-		seg[ns] = ext[i];
-		seg[ns++].len = off - ext[i].off;
-	}
-	seg[ns].slot = slot;
-	seg[ns].off = off;
-	seg[ns++].len = n;
-	if (i < j && ext[j - 1].off + ext[j - 1].len > end) {
-		struct smr_ext *t = &ext[j - 1];
-
-		seg[ns].slot = t->slot + (end - t->off);
-		seg[ns].len = t->off + t->len - end;
-		seg[ns++].off = end;
-	}
-	/* Replace ext[i, j) by seg[0, ns). */
-	memmove(&ext[i + ns], &ext[j], (*nr - j) * sizeof(*ext));
-	memcpy(&ext[i], seg, ns * sizeof(*seg));
-	*nr += ns - (j - i);
-
-	/* The new extent is at i, or i + 1 after a head piece. */
-	k = i + (seg[0].off < off);
-	if (k + 1 < *nr)
-		smr_ext_merge(ext, nr, k + 1);
-	smr_ext_merge(ext, nr, k);
-	return n - covered;
+	if (!p || p->e.off + p->e.len != x->e.off ||
+	    p->e.slot + p->e.len != x->e.slot ||
+	    p->e.len + x->e.len > SMR_EXT_MAX_LEN)
+		return x;
+	p->e.len += x->e.len;
+	smr_ext_unlink(dm, b, x);
+	return p;
 }
 
 /*
- * Extents of band @b that inserting at @off moves: the work
- * smr_ext_insert() does. Lock held.
+ * Map blocks [off, off + n) of band @b to slots from @slot on. Under
+ * sc->d.lock, maybe with interrupts off: it walks O(log extents) nodes
+ * plus the extents the write covers (at most its @n blocks, bounded by
+ * SMR_DM_IO_SECTORS), and takes the nodes it needs (one, two when it
+ * cuts an extent in three) from dm->ext_spare, allocating them with
+ * GFP_NOWAIT when there are too few. -ENOMEM, with nothing changed,
+ * when that fails.
  */
-static u32 smr_ext_moves(struct smr_band *b, u32 off)
+static int smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
+			  u32 n, u32 slot)
 {
-	return b->nr_ext - smr_ext_find(b, off);
+	struct smr_ext_node *x = smr_ext_find(b, off), *nx, *t = NULL;
+	u32 end = off + n, covered = 0, xend;
+	bool cut = x && x->e.off < off && x->e.off + x->e.len > end;
+
+	if (!smr_ext_reserve(dm, 1 + cut))
+		return -ENOMEM;
+	if (x && x->e.off < off) {
+		/* A head piece stays; in a cut, the tail becomes node @t. */
+		xend = x->e.off + x->e.len;
+		if (cut) {
+			t = dm->ext_spare[--dm->nr_ext_spare];
+			t->e.slot = x->e.slot + (end - x->e.off);
+			t->e.off = end;
+			t->e.len = xend - end;
+			covered = n;
+		} else {
+			covered = xend - off;
+		}
+		x->e.len = off - x->e.off;
+		x = cut ? NULL : smr_ext_of(rb_next(&x->rb));
+	}
+	while (x && x->e.off < end) {
+		xend = x->e.off + x->e.len;
+		if (xend > end) {
+			/* A tail piece stays: its order among the rest holds. */
+			covered += end - x->e.off;
+			x->e.slot += end - x->e.off;
+			x->e.len = xend - end;
+			x->e.off = end;
+			break;
+		}
+		covered += x->e.len;
+		nx = smr_ext_of(rb_next(&x->rb));
+		smr_ext_unlink(dm, b, x);
+		x = nx;
+	}
+	if (t)
+		smr_ext_link(dm, b, t);
+	/* After the unlinks, which may have refilled the spares. */
+	x = dm->ext_spare[--dm->nr_ext_spare];
+	x->e.slot = slot;
+	x->e.off = off;
+	x->e.len = n;
+	smr_ext_link(dm, b, x);
+	x = smr_ext_merge(dm, b, x);
+	nx = smr_ext_of(rb_next(&x->rb));
+	if (nx)
+		smr_ext_merge(dm, b, nx);
+	b->live += n - covered;
+	dm->live += n - covered;
+	return 0;
 }
 
 /*
- * Map blocks [off, off + n) of band @b to slots from @slot on. Caller
- * holds sc->d.lock and made room for smr_ext_need() extents; with
- * interrupts off, callers keep smr_ext_moves() within
- * SMR_EXT_INLINE_MOVES, or are the load (the device suspended, offsets
- * arriving in order: nothing moves).
+ * Map blocks [off, off + n) of band @b to slots from @slot on, allocating
+ * what it needs with GFP_NOIO first (process context, no lock held: the
+ * load, and the worker when an insert at completion found no memory).
  */
-void smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
-		    u32 n, u32 slot)
+static int smr_ext_insert_noio(struct smr_dm_target *sc, struct smr_band *b,
+			       u32 off, u32 n, u32 slot,
+			       struct smr_dm_io *io)
 {
-	u32 nr = b->nr_ext, added;
+	struct smr_dm *dm = sc->dm;
+	struct smr_ext_node *pre[2], *left[2];
+	u32 i, nl = 0;
+	int ret;
 
-	added = __smr_ext_insert(b->ext, &nr, off, n, slot);
-	dm->nr_ext += nr - b->nr_ext;
-	b->nr_ext = nr;
-	b->live += added;
-	dm->live += added;
+	for (i = 0; i < 2; i++) {
+		pre[i] = kmalloc(sizeof(*pre[i]), GFP_NOIO);
+		if (!pre[i]) {
+			kfree(pre[0]);
+			return -ENOMEM;
+		}
+	}
+	spin_lock_irq(&sc->d.lock);
+	for (i = 0; i < 2; i++) {
+		if (dm->nr_ext_spare < SMR_EXT_SPARE)
+			dm->ext_spare[dm->nr_ext_spare++] = pre[i];
+		else
+			left[nl++] = pre[i];
+	}
+	/* Two spares at hand: this fails only by the test hook. */
+	ret = smr_ext_insert(dm, b, off, n, slot);
+	if (!ret && io)
+		smr_dm_index_slots(sc, io);
+	spin_unlock_irq(&sc->d.lock);
+	for (i = 0; i < nl; i++)
+		kfree(left[i]);
+	return ret;
 }
 
-/* Drop a band's whole index (cleaning). Returns the array to free. */
-struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b)
+/* The load's insert (smr_dm_load()): the device is suspended. */
+int smr_ext_index(struct smr_dm_target *sc, struct smr_band *b, u32 off,
+		  u32 n, u32 slot)
 {
-	struct smr_ext *old = b->ext;
+	return smr_ext_insert_noio(sc, b, off, n, slot, NULL);
+}
+
+/* Drop a band's whole index (cleaning). Returns the tree to free. */
+struct rb_root smr_ext_drop(struct smr_dm *dm, struct smr_band *b)
+{
+	struct rb_root old = b->ext;
 
 	dm->live -= b->live;
 	dm->nr_ext -= b->nr_ext;
-	dm->index_bytes -= (size_t)b->cap_ext * sizeof(*old);
-	b->ext = NULL;
-	b->nr_ext = b->cap_ext = b->live = 0;
+	b->ext = RB_ROOT;
+	b->nr_ext = b->live = 0;
 	return old;
+}
+
+void smr_ext_free_spares(struct smr_dm *dm)
+{
+	while (dm->nr_ext_spare)
+		kfree(dm->ext_spare[--dm->nr_ext_spare]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -370,7 +375,7 @@ void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 
 /*
  * Index a completed cache write: its blocks now read from its slots.
- * Under sc->d.lock, with room in the band's extent array.
+ * Under sc->d.lock, once its extent is in the band's index.
  *
  * The slots' sequence numbers are taken here, not when the write was
  * mapped: recovery keeps the copy with the highest sequence number, and
@@ -393,26 +398,26 @@ static void smr_dm_index_slots(struct smr_dm_target *sc, struct smr_dm_io *io)
 	smr_mark_slots_dirty(sc, io->slot, io->nr);
 }
 
-static void smr_dm_index(struct smr_dm_target *sc, struct smr_band *b,
-			 struct smr_dm_io *io)
+/*
+ * Index a completed cache write under sc->d.lock, maybe with interrupts
+ * off (smr_ext_insert() is bounded). -ENOMEM, nothing changed, when it
+ * found no memory without waiting: the worker tries again.
+ */
+static int smr_dm_index(struct smr_dm_target *sc, struct smr_band *b,
+			struct smr_dm_io *io)
 {
-	smr_ext_insert(sc->dm, b, io->off, io->nr, io->slot);
-	smr_dm_index_slots(sc, io);
+	int ret = smr_ext_insert(sc->dm, b, io->off, io->nr, io->slot);
+
+	if (!ret)
+		smr_dm_index_slots(sc, io);
+	return ret;
 }
 
 /*
- * Can a completed cache write be indexed here, under the lock with
- * interrupts off? When the array has room and the insert moves few
- * extents; else smr_ext_rebuild() does it in the worker. Lock held.
+ * A cache write completed and not indexed at its completion, for want of
+ * memory there (or it failed): index it with GFP_NOIO allocations, then
+ * end it (or after a commit). Worker only.
  */
-static bool smr_dm_index_inline(struct smr_band *b, struct smr_dm_io *io)
-{
-	return !(b->flags & SMR_BAND_EXT_BUSY) &&
-		smr_ext_need(b, io->off, io->nr) <= b->cap_ext &&
-		smr_ext_moves(b, io->off) <= SMR_EXT_INLINE_MOVES;
-}
-
-/* A cache write completed: index it, then end it (or after a commit). */
 void smr_dm_write_done(struct smr_dm_target *sc, struct bio *bio,
 		       struct bio_list *commit)
 {
@@ -420,62 +425,28 @@ void smr_dm_write_done(struct smr_dm_target *sc, struct bio *bio,
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	struct smr_band *b = &dm->bands[io->band];
 	blk_status_t status = io->status;
-	u32 need;
 
-	if (io->indexed) {
-		/* Indexed in smr_dm_end_io(); here for a FUA commit or a shrink. */
-		spin_lock_irq(&sc->d.lock);
-		need = b->nr_ext;
-		spin_unlock_irq(&sc->d.lock);
-		goto shrink;
-	}
-	spin_lock_irq(&sc->d.lock);
 	if (status) {
+		spin_lock_irq(&sc->d.lock);
 		smr_slot_release(dm, io->band, io->slot, io->nr);
 		sc->d.errors++;
-	} else if (smr_dm_index_inline(b, io)) {
-		smr_dm_index(sc, b, io);
-	} else {
-		/*
-		 * The array must grow, or the insert would move many
-		 * extents: a new array, built with interrupts on.
-		 */
-		need = smr_ext_need(b, io->off, io->nr);
-		if (need <= b->cap_ext)
-			need = b->cap_ext;	/* the same size, rebuilt */
-		else if (unlikely(smr_fault_take(&smr_test.fail_ext_allocs)))
-			need = U32_MAX;		/* the test's failed growth */
 		spin_unlock_irq(&sc->d.lock);
-		if (need == U32_MAX || smr_ext_rebuild(sc, b, need, io)) {
-			/*
-			 * No memory now. The data is in the cache: never fail
-			 * the write for that, try again in a while (the write
-			 * keeps its slots and its band's writer count). Not
-			 * in place in the old array, even with room there:
-			 * that moves up to a band's extents with interrupts
-			 * off.
-			 */
-			spin_lock_irq(&sc->d.lock);
-			bio_list_add(&dm->nomem, bio);
-			spin_unlock_irq(&sc->d.lock);
-			DMWARN_LIMIT("%s: no memory to index a cache write; retrying",
-				     smr_dm_name(sc));
-			queue_delayed_work(sc->d.wq, &dm->nomem_dwork,
-					   msecs_to_jiffies(SMR_DM_NOMEM_RETRY_MS));
-			return;
-		}
+	} else if (!io->indexed &&
+		   smr_ext_insert_noio(sc, b, io->off, io->nr, io->slot, io)) {
+		/*
+		 * No memory now. The data is in the cache: never fail the
+		 * write for that, try again in a while (the write keeps its
+		 * slots and its band's writer count).
+		 */
 		spin_lock_irq(&sc->d.lock);
+		bio_list_add(&dm->nomem, bio);
+		spin_unlock_irq(&sc->d.lock);
+		DMWARN_LIMIT("%s: no memory to index a cache write; retrying",
+			     smr_dm_name(sc));
+		queue_delayed_work(sc->d.wq, &dm->nomem_dwork,
+				   msecs_to_jiffies(SMR_DM_NOMEM_RETRY_MS));
+		return;
 	}
-	need = b->nr_ext;
-	spin_unlock_irq(&sc->d.lock);
-
-shrink:
-	/*
-	 * Keep the array at most twice the extents it holds (the bound in
-	 * docs/dm-smr.rst), while our write still keeps the cleaner away.
-	 */
-	if (need && b->cap_ext > 2 * need)
-		smr_ext_resize(sc, b, need);
 
 	spin_lock_irq(&sc->d.lock);
 	b->writers--;
@@ -490,12 +461,11 @@ shrink:
 }
 
 /*
- * A cache write's clone completed (any context). Index the write now when
- * its band's extent array has room, the insert moves few extents
- * (smr_dm_index_inline()) and the array stays within twice its use, and
- * end it; otherwise the worker grows, shrinks or rebuilds the array (it
- * may allocate), indexes it and ends it. FUA writes end after a commit, in
- * the worker too. The write, dm's own clone, is ended exactly once.
+ * A cache write's clone completed (any context). Index the write now and
+ * end it; when that finds no memory without waiting, or the write failed,
+ * the worker does it (smr_dm_write_done()). FUA writes end after a
+ * commit, in the worker too. The write, dm's own clone, is ended exactly
+ * once.
  */
 static void smr_dm_cache_endio(struct bio *clone)
 {
@@ -514,10 +484,9 @@ static void smr_dm_cache_endio(struct bio *clone)
 	bio_put(clone);
 	io->status = status;
 	spin_lock_irqsave(&sc->d.lock, flags);
-	if (!status && smr_dm_index_inline(b, io)) {
-		smr_dm_index(sc, b, io);
+	if (!status && !smr_dm_index(sc, b, io)) {
 		io->indexed = true;
-		if (!io->fua && b->cap_ext <= 2 * b->nr_ext) {
+		if (!io->fua) {
 			b->writers--;
 			spin_unlock_irqrestore(&sc->d.lock, flags);
 			wake_up(&dm->wait);

@@ -132,9 +132,8 @@ void smr_dm_drop_index(struct smr_dm *dm)
 	for (i = 0; i < dm->nr_bands; i++) {
 		struct smr_band *b = &dm->bands[i];
 
-		kvfree(b->ext);
-		b->ext = NULL;
-		b->nr_ext = b->cap_ext = b->live = b->slots = 0;
+		smr_ext_free(&b->ext);
+		b->nr_ext = b->live = b->slots = 0;
 		b->writers = b->seq_next = b->flags = 0;
 		b->first_seq = 0;
 		b->slot_head = SMR_SLOT_FREE;
@@ -148,7 +147,6 @@ void smr_dm_drop_index(struct smr_dm *dm)
 	dm->loading = false;
 	for (i = 0; i < SMR_CB_BUCKETS; i++)
 		dm->cb[i] = RB_ROOT_CACHED;
-	dm->index_bytes = 0;
 	dm->nr_ext = dm->live = dm->used = dm->dirty_bands = 0;
 	dm->cursor = 0;
 	bitmap_zero(dm->slot_used, dm->nr_slots);

@@ -151,6 +151,7 @@ static int smr_dm_merge_chunk(struct smr_dm_target *sc, u32 band, u32 c,
 	struct smr_dm *dm = sc->dm;
 	struct smr_band *b = &dm->bands[band];
 	u32 first = c >> 3, nblk = len >> 3, nr = 0, i;
+	struct smr_ext_node *x;
 	struct smr_dm_batch bt;
 	u64 end = 0;
 	int ret;
@@ -163,9 +164,9 @@ static int smr_dm_merge_chunk(struct smr_dm_target *sc, u32 band, u32 c,
 
 	/* The band's index is stable: its writes are held back. */
 	spin_lock_irq(&sc->d.lock);
-	for (i = smr_ext_find(b, first); i < b->nr_ext &&
-	     b->ext[i].off < first + nblk; i++) {
-		struct smr_ext *e = &b->ext[i];
+	for (x = smr_ext_find(b, first); x && x->e.off < first + nblk;
+	     x = rb_entry_safe(rb_next(&x->rb), struct smr_ext_node, rb)) {
+		struct smr_ext *e = &x->e;
 		u32 s = max_t(u32, e->off, first);
 		u32 t = min_t(u32, e->off + e->len, first + nblk);
 
@@ -335,7 +336,7 @@ int smr_dm_clean_band(struct smr_dm_target *sc, u32 band,
 	struct smr_band *b = &dm->bands[band];
 	unsigned long start = jiffies;
 	u64 t0 = ktime_get_ns(), rd = 0, wr = 0, ns, us, ms;
-	struct smr_ext *old;
+	struct rb_root old;
 	u32 c, len;
 	u64 seq;
 	int ret;
@@ -394,7 +395,7 @@ int smr_dm_clean_band(struct smr_dm_target *sc, u32 band,
 	dm->intent_state = SMR_INTENT_NONE;
 	smr_slots_mark_dirty(&sc->d.md, 0);
 	spin_unlock_irq(&sc->d.lock);
-	kvfree(old);
+	smr_ext_free(&old);
 
 	/* Reads already sent to the band's slots finish before they go. */
 	wait_event(dm->wait, atomic_read(&b->readers) == 0);
@@ -566,14 +567,9 @@ static int smr_dm_rebuild(struct smr_dm_target *sc)
 			u32 off = offs[i];
 
 			/* Offsets arrive in order: append, merging runs. */
-			if (b->nr_ext + 1 > b->cap_ext) {
-				ret = smr_ext_resize(sc, b, b->nr_ext + 1);
-				if (ret)
-					goto out;
-			}
-			spin_lock_irq(&sc->d.lock);
-			smr_ext_insert(dm, b, off, 1, best[off]);
-			spin_unlock_irq(&sc->d.lock);
+			ret = smr_ext_index(sc, b, off, 1, best[off]);
+			if (ret)
+				goto out;
 			best[off] = SMR_SLOT_FREE;
 		}
 		cond_resched();

@@ -29,14 +29,14 @@ void smr_dm_snapshot(struct smr_table *t, struct smr_dm_snap *s)
 	s->cache_used = dm->used;
 	s->cache_live = dm->live;
 	s->index_extents = dm->nr_ext;
-	s->index_bytes = dm->index_bytes;
+	s->index_bytes = (u64)dm->nr_ext * sizeof(struct smr_ext_node);
 	s->dirty_bands = dm->dirty_bands;
 	s->state = dm->state;
 	s->policy = dm->policy;
 	s->commits = sc->d.commits;
 	s->errors = sc->d.errors;
 	s->clean_ms_since_busy = dm->since_busy_ms;
-	s->mem_bytes = sc->d.mem_bytes + dm->index_bytes;
+	s->mem_bytes = sc->d.mem_bytes + s->index_bytes;
 	s->model_clean_ms = div_u64(dm->tm_clean_ns, NSEC_PER_MSEC);
 	s->clean_timeouts = st.clean_timeouts;
 	smr_faults_counts(&sc->t.faults, &s->faults);

@@ -724,8 +724,9 @@ static void smr_dm_free_state(struct smr_dm_target *sc)
 		u32 i;
 
 		for (i = 0; i < dm->nr_bands; i++)
-			kvfree(dm->bands[i].ext);
+			smr_ext_free(&dm->bands[i].ext);
 	}
+	smr_ext_free_spares(dm);
 	if (dm->io_client)
 		dm_io_client_destroy(dm->io_client);
 	vfree(dm->buf);

@@ -26,6 +26,7 @@
 #include <linux/bio.h>
 #include <linux/math64.h>
 #include <linux/rbtree.h>
+#include <linux/slab.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -79,19 +80,25 @@ struct smr_ext {
 	u16 len;		/* blocks */
 };
 
-#define SMR_BAND_CLEANING	1
-#define SMR_BAND_EXT_BUSY	2	/* the worker rebuilds its extent array */
 /*
- * A completed cache write is indexed with interrupts off only when that
- * moves at most this many extents (4 KiB); else the worker rebuilds the
- * band's array with interrupts on (dm-smr-dm-cache.c).
+ * An extent in its band's index, a red-black tree by offset: 32 bytes.
+ * Indexing a write costs O(log extents) plus the extents it covers, at
+ * most its own blocks, so it is done where the write completes, with
+ * interrupts off (dm-smr-dm-cache.c).
  */
-#define SMR_EXT_INLINE_MOVES	512
+struct smr_ext_node {
+	struct rb_node rb;
+	struct smr_ext e;
+};
+
+/* Nodes kept for the next index inserts, under sc->d.lock (dm->ext_spare). */
+#define SMR_EXT_SPARE		4
+
+#define SMR_BAND_CLEANING	1
 
 struct smr_band {
-	struct smr_ext *ext;	/* sorted by off, non-overlapping */
+	struct rb_root ext;	/* struct smr_ext_node by off, non-overlapping */
 	u32 nr_ext;
-	u32 cap_ext;
 	u32 slots;		/* cache slots held, live or superseded */
 	u32 live;		/* blocks the index maps */
 	u32 writers;		/* host writes in flight to this band */
@@ -185,7 +192,9 @@ struct smr_dm {
 	u32 live;
 	u32 nr_ext;
 	u32 dirty_bands;
-	size_t index_bytes;
+	/* Index nodes freed, or allocated ahead, for the next inserts. */
+	struct smr_ext_node *ext_spare[SMR_EXT_SPARE];
+	u32 nr_ext_spare;
 	u64 next_seq;
 	u32 intent_state;
 	u32 intent_band;
@@ -333,17 +342,31 @@ static inline void smr_mark_band_dirty(struct smr_dm_target *sc, u32 band)
 			     1 + sc->dm->slot_blocks + band / SMR_BANDS_PER_BLOCK);
 }
 
+/*
+ * Free a band's extents: a tree smr_ext_drop() returned, or a band's own
+ * when the index is dropped whole (no lock: no I/O uses it then). Inline
+ * here, as dm-smr-dm-md.c, below the cache's file, frees them too.
+ */
+static inline void smr_ext_free(struct rb_root *root)
+{
+	struct smr_ext_node *x, *nx;
+
+	rbtree_postorder_for_each_entry_safe(x, nx, root, rb)
+		kfree(x);
+	*root = RB_ROOT;
+}
+
 /* Defined in dm-smr-dm-read.c */
 int smr_dm_read(struct smr_dm_target *sc, struct bio *bio);
 
 /* Defined in dm-smr-dm-cache.c */
-u32 smr_ext_find(struct smr_band *b, u32 off);
+struct smr_ext_node *smr_ext_find(struct smr_band *b, u32 off);
 bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n);
 u32 smr_ext_lookup(struct smr_band *b, u32 off, u32 n, u32 *slot);
-int smr_ext_resize(struct smr_dm_target *sc, struct smr_band *b, u32 need);
-void smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
-		    u32 n, u32 slot);
-struct smr_ext *smr_ext_drop(struct smr_dm *dm, struct smr_band *b);
+int smr_ext_index(struct smr_dm_target *sc, struct smr_band *b, u32 off,
+		  u32 n, u32 slot);
+struct rb_root smr_ext_drop(struct smr_dm *dm, struct smr_band *b);
+void smr_ext_free_spares(struct smr_dm *dm);
 int smr_slot_alloc(struct smr_dm *dm, u32 n, u32 *slot);
 void smr_slot_free(struct smr_dm *dm, u32 slot, u32 n);
 void smr_slot_release(struct smr_dm *dm, u32 band, u32 slot, u32 n);

@@ -17,8 +17,8 @@ struct smr_test_hooks {
 	/* Added once to the next cache write's sequence number, as a drive
 	   written for years would have it (tests/test_dm_08_policy.sh). */
 	u64 seq_jump;
-	/* Fail this many of the next extent array growths of a cache write
-	   being indexed, as memory pressure would (test_dm_03). */
+	/* Fail this many of the next index inserts of a cache write that
+	   need an extent, as memory pressure would (test_dm_03). */
 	u32 fail_ext_allocs;
 	/* Slots a cleaned band frees per hold of the device lock, clamped
 	   to 1..4096 (tests/test_dm_07_race.sh). */

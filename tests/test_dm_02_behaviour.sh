@@ -135,9 +135,9 @@ assert_eq "Q: the table line prints the options back in canonical order" \
 QR=("$DQ" 0 $((16 * MiB)) rand 1M)
 # shellcheck disable=SC2046
 run_fio "Q: 1 MiB random 4 KiB writes, verified" $(dms_fio_job "${QR[@]}") --do_verify=1
-dms_expect "Q: all 256 blocks cached, index at most 16 bytes per block" "$DQ" \
+dms_expect "Q: all 256 blocks cached, index at most 32 bytes per block" "$DQ" \
 	"cache_used == 256" "cache_live == 256" "index_extents > 192" \
-	"index_bytes <= $((16 * 256))" "index_bytes > 0"
+	"index_bytes <= $((32 * 256))" "index_bytes > 0"
 diag "Q: random: index_extents ${DMS[index_extents]}, index_bytes ${DMS[index_bytes]} for ${DMS[cache_live]} blocks"
 sleep 2
 dms_expect "Q: idle_ms 0: no background cleaning after 2 s idle" "$DQ" \

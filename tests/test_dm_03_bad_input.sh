@@ -450,11 +450,11 @@ assert_data "S: after create, that write reads back" "$DS" "$s3" \
 	$((4 * BAND * 512 + 40960))
 
 # ---- no memory for the cache index -------------------------------------------
-# A cache write whose band's extent array must grow is indexed by the
-# worker, which allocates (GFP_NOIO). When that fails, as under memory
-# pressure (the module's test hook fail_ext_allocs makes the next N fail),
-# the write waits and is retried: its data is in the cache already, so it
-# must not fail.
+# A cache write is indexed at its completion with an extent allocated
+# without waiting, or else by the worker, which allocates (GFP_NOIO).
+# When both fail, as under memory pressure (the module's test hook
+# fail_ext_allocs makes the next N inserts fail), the write waits and is
+# retried: its data is in the cache already, so it must not fail.
 FAULT=$(test_hook dm-smr fail_ext_allocs) || bail "no test hook fail_ext_allocs"
 dms_expect "M: no errors since the create" "$DS" "errors == 0"
 echo 4 > "$FAULT"
