@@ -116,9 +116,9 @@ static void smr_ext_unlink(struct smr_dm *dm, struct smr_band *b,
  * test hook fails the allocation (it fails the next inserts that need a
  * node, whether a spare is at hand or not, so that a test sees it).
  */
-static bool smr_ext_reserve(struct smr_dm *dm, u32 nr)
+static bool smr_ext_reserve(struct smr_dm *dm, u32 nr, bool hook)
 {
-	if (unlikely(READ_ONCE(smr_test.fail_ext_allocs)) &&
+	if (hook && unlikely(READ_ONCE(smr_test.fail_ext_allocs)) &&
 	    smr_fault_take(&smr_test.fail_ext_allocs))
 		return false;
 	while (dm->nr_ext_spare < nr) {
@@ -155,16 +155,17 @@ static struct smr_ext_node *smr_ext_merge(struct smr_dm *dm,
  * SMR_DM_IO_SECTORS), and takes the nodes it needs (one, two when it
  * cuts an extent in three) from dm->ext_spare, allocating them with
  * GFP_NOWAIT when there are too few. -ENOMEM, with nothing changed,
- * when that fails.
+ * when that fails, or when @hook and the test hook fail_ext_allocs says
+ * so (a write's insert, at completion or in the worker; not the load's).
  */
 static int smr_ext_insert(struct smr_dm *dm, struct smr_band *b, u32 off,
-			  u32 n, u32 slot)
+			  u32 n, u32 slot, bool hook)
 {
 	struct smr_ext_node *x = smr_ext_find(b, off), *nx, *t = NULL;
 	u32 end = off + n, covered = 0, xend;
 	bool cut = x && x->e.off < off && x->e.off + x->e.len > end;
 
-	if (!smr_ext_reserve(dm, 1 + cut))
+	if (!smr_ext_reserve(dm, 1 + cut, hook))
 		return -ENOMEM;
 	if (x && x->e.off < off) {
 		/* A head piece stays; in a cut, the tail becomes node @t. */
@@ -242,7 +243,7 @@ static int smr_ext_insert_noio(struct smr_dm_target *sc, struct smr_band *b,
 			left[nl++] = pre[i];
 	}
 	/* Two spares at hand: this fails only by the test hook. */
-	ret = smr_ext_insert(dm, b, off, n, slot);
+	ret = smr_ext_insert(dm, b, off, n, slot, io != NULL);
 	if (!ret && io)
 		smr_dm_index_slots(sc, io);
 	spin_unlock_irq(&sc->d.lock);
@@ -406,7 +407,7 @@ static void smr_dm_index_slots(struct smr_dm_target *sc, struct smr_dm_io *io)
 static int smr_dm_index(struct smr_dm_target *sc, struct smr_band *b,
 			struct smr_dm_io *io)
 {
-	int ret = smr_ext_insert(sc->dm, b, io->off, io->nr, io->slot);
+	int ret = smr_ext_insert(sc->dm, b, io->off, io->nr, io->slot, true);
 
 	if (!ret)
 		smr_dm_index_slots(sc, io);

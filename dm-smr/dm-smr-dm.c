@@ -27,8 +27,9 @@
  * of 4 KiB slots), one spare band, then the bands.
  *
  * Concurrency: one ordered worker (sc->d.wq) handles writes, flushes and the
- * completion of cache writes, and is the only code that adds to the index.
- * The cleaner (clean_wq) removes a band's index only while no write to
+ * completion of cache writes that could not be indexed at once (no
+ * memory); a cache write is otherwise indexed where it completes, under
+ * sc->d.lock (dm-smr-dm-cache.c). The cleaner (clean_wq) removes a band's index only while no write to
  * that band is in flight or admitted. Reads are dm-smr-dm-read.c's.
  */
 #include <linux/jiffies.h>

@@ -26,6 +26,7 @@
 #include <linux/bio.h>
 #include <linux/math64.h>
 #include <linux/rbtree.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -345,14 +346,19 @@ static inline void smr_mark_band_dirty(struct smr_dm_target *sc, u32 band)
 /*
  * Free a band's extents: a tree smr_ext_drop() returned, or a band's own
  * when the index is dropped whole (no lock: no I/O uses it then). Inline
- * here, as dm-smr-dm-md.c, below the cache's file, frees them too.
+ * here, as dm-smr-dm-md.c, below the cache's file, frees them too. In
+ * process context only: a cache of scattered blocks is millions of
+ * nodes, so it yields as it goes (and a debug kernel says so if a caller
+ * ever holds a lock here).
  */
 static inline void smr_ext_free(struct rb_root *root)
 {
 	struct smr_ext_node *x, *nx;
 
-	rbtree_postorder_for_each_entry_safe(x, nx, root, rb)
+	rbtree_postorder_for_each_entry_safe(x, nx, root, rb) {
 		kfree(x);
+		cond_resched();
+	}
 	*root = RB_ROOT;
 }
 

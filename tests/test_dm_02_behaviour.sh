@@ -250,10 +250,10 @@ fi
 
 # ---- F: a fragmented band's index --------------------------------------------
 # 8 MiB bands (2048 blocks): every odd block of band 1 cached on its own
-# makes 1024 extents, then blocks 2 and 4 go in before nearly all of them.
-# An insert that moves more than 512 extents is not done at completion
-# with interrupts off but by the worker, into a new array: the data and
-# the extent count must come out the same.
+# makes 1024 extents, then blocks 2 and 4 go in before nearly all of them
+# (with the sorted array of old, inserts that moved hundreds of extents;
+# the band's tree now takes them where they complete): the data and the
+# extent count must come out the same.
 F=t_${TID}_f
 DF=/dev/mapper/$F
 FLEN=$((64 * 2048))
