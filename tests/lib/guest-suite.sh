@@ -94,6 +94,28 @@ cleanup_after() {
 	return $rc
 }
 
+# SMR_PROFILE=1: where each test's time goes, for tests/profile-report.
+# The kernel's process accounting (acct(2), BSD v3 records: command,
+# elapsed and CPU time, parent) writes a record for every process that
+# ends while the test runs, udev's workers and their programs included,
+# and /proc/stat before and after gives the guest's user, system, idle
+# and I/O-wait split. Both go to RESULTS/profile/NAME.{acct,stat}. Off by
+# default: turning accounting on and off costs two Python starts a test.
+profile_start() {
+	mkdir -p "$RESULTS/profile"
+	: > "$RESULTS/profile/$1.acct"
+	head -n 1 /proc/stat > "$RESULTS/profile/$1.stat"
+	python3 -S -c 'import ctypes, sys
+if ctypes.CDLL(None, use_errno=True).acct(sys.argv[1].encode()):
+    sys.exit("acct: " + __import__("os").strerror(ctypes.get_errno()))' \
+		"$RESULTS/profile/$1.acct" || progress "  profile: no process accounting for $1"
+}
+
+profile_stop() {
+	python3 -S -c 'import ctypes; ctypes.CDLL(None).acct(None)'
+	head -n 1 /proc/stat >> "$RESULTS/profile/$1.stat"
+}
+
 # run_one K TIMEOUT PATH: run a test, write RESULTS/tap/K.tap.
 run_one() {
 	local k=$1 t=$2 path=$3 name tid log frag rc result reason start secs
@@ -117,9 +139,11 @@ run_one() {
 
 	progress "start $k $name (timeout ${t}s, boot $SMR_BOOT/$SMR_BOOTS, log $log)"
 	start=$(date +%s)
+	[ "${SMR_PROFILE:-0}" != 1 ] || profile_start "${name%.sh}"
 	(cd "$SMR_WORK" && exec timeout --kill-after=10 "$t" bash "$path") \
 		< /dev/null > "$log" 2>&1
 	rc=$?
+	[ "${SMR_PROFILE:-0}" != 1 ] || profile_stop "${name%.sh}"
 	secs=$(( $(date +%s) - start ))
 
 	# Reports of known kernel bugs fail nothing, but the log says so.
