@@ -6,7 +6,7 @@
 # fio with crc32c verify on files, umount, fsck.f2fs; then the device is
 # removed and re-created from its own "dmsetup table" line (no format),
 # must come back with every write pointer where it was, and f2fs must
-# mount it again with every file intact (sha256), keep writing at the
+# mount it again with every file intact (md5), keep writing at the
 # reloaded write pointers, and pass fsck again. Throughout, the target
 # must refuse no write (wp_errors, errors) and keep open zones within
 # max_open.
@@ -24,7 +24,7 @@
 . "$(dirname "$0")/common.sh"
 
 _prep_test "f2fs on host-managed smr: fio verify, fsck, remove/create keeps zones and files"
-require_cmd fio mkfs.f2fs fsck.f2fs blkzone sha256sum dmsetup
+require_cmd fio mkfs.f2fs fsck.f2fs blkzone md5sum dmsetup
 require_target smr
 modprobe f2fs 2>/dev/null
 grep -qw f2fs /proc/filesystems || skip_all "the kernel has no f2fs"

@@ -9,7 +9,7 @@
 # device is removed and re-created from its own "dmsetup table" line (no
 # format), must come back with every write pointer where it was, and
 # btrfs must mount it again (it checks its block groups' allocation
-# offsets against the write pointers) with every file intact (sha256),
+# offsets against the write pointers) with every file intact (md5),
 # keep writing, and pass btrfs check again. Throughout, the target must
 # refuse no write (wp_errors, errors) and keep open zones within max_open.
 #
@@ -30,7 +30,7 @@
 . "$(dirname "$0")/common.sh"
 
 _prep_test "btrfs zoned on host-managed smr: fio verify, btrfs check, remove/create keeps zones and files"
-require_cmd fio mkfs.btrfs btrfs blkzone sha256sum dmsetup
+require_cmd fio mkfs.btrfs btrfs blkzone md5sum dmsetup
 require_target smr
 modprobe btrfs 2>/dev/null
 grep -qw btrfs /proc/filesystems || skip_all "the kernel has no btrfs"

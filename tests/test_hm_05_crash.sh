@@ -61,7 +61,7 @@ if [ "$SMR_BOOT" = 1 ]; then
 	check "finish zone 9 (durable when done)" hm_zop "$dev" finish $((9 * ZS))
 	check "reset zone 10 (durable when done)" hm_zop "$dev" reset $((10 * ZS))
 
-	# Record: zone cond wp data_end sha256-of-[0,data_end).
+	# Record: zone cond wp data_end md5-of-[0,data_end).
 	rep=($(hm_report "$dev" | awk '{ print $5 "/" $4 }'))
 	: > "$ST/durable.tmp"
 	for z in $(seq 0 $((NZ - 1))); do
@@ -70,7 +70,7 @@ if [ "$SMR_BOOT" = 1 ]; then
 		*) end=$(( ${nblk[$z]} * 8 )) ;;
 		esac
 		cw=${rep[z]}
-		sha=$(hm_sha "$dev" $((z * ZS)) $end)
+		sha=$(hm_sum "$dev" $((z * ZS)) $end)
 		echo "$z ${cw%/*} ${cw#*/} $end $sha" >> "$ST/durable.tmp"
 	done
 	mv "$ST/durable.tmp" "$ST/durable.zones"
@@ -153,12 +153,12 @@ while read -r z cond0 wp0 end0 sha0; do
 	case $z in
 	0)
 		assert_eq "zone 0 (conventional) still nw" nw "$cond"
-		assert_eq "zone 0: durable data" "$sha0" "$(hm_sha "$dev" $zs $end0)"
+		assert_eq "zone 0: durable data" "$sha0" "$(hm_sum "$dev" $zs $end0)"
 		continue ;;
 	9)
 		assert_eq "zone 9 (finished) still full" "fu $ZS" "$cond $wp"
 		assert_eq "zone 9: data end kept" "seq fu $ZS $end0" "$(hm_zinfo "$dev" $zs)"
-		assert_eq "zone 9: durable data" "$sha0" "$(hm_sha "$dev" $zs $end0)"
+		assert_eq "zone 9: durable data" "$sha0" "$(hm_sum "$dev" $zs $end0)"
 		hm_assert_zero "zone 9: zeros beyond its data" "$dev" $((zs + end0)) $((ZS - end0))
 		continue ;;
 	10)
@@ -181,7 +181,7 @@ while read -r z cond0 wp0 end0 sha0; do
 			"fsync'd wp $wp0, O_DSYNC wp ${dwp[$z]:-none}, wp after the crash $wp"
 	fi
 	[ "$wp" -gt "$wp0" ] && gained=$((gained + 1))
-	assert_eq "zone $z: fsync'd data intact" "$sha0" "$(hm_sha "$dev" $zs $wp0)"
+	assert_eq "zone $z: fsync'd data intact" "$sha0" "$(hm_sum "$dev" $zs $wp0)"
 	if [ $((wp % 8)) != 0 ] || [ "$wp" -gt $ZS ]; then
 		not_ok "zone $z: wp $wp is a whole 4 KiB block inside the zone"
 		continue

@@ -534,7 +534,8 @@ def parse_filefrag(path):
 
 def cmd_ext4check(a):
     """Files whose blocks the kernel says are damaged read back wrong
-    (zeros there); every other file reads back intact."""
+    (zeros there); every other file reads back intact. The manifest has
+    a line "MD5 PATH" per file (test_cv_05 writes it with md5sum)."""
     import hashlib
     with open(a.manifest) as f:
         files = [l.split() for l in f if l.strip()]
@@ -548,23 +549,23 @@ def cmd_ext4check(a):
                     n += hi - lo
         return n
     pred = {}
-    for sha, path in files:
+    for digest, path in files:
         pred[path] = damaged(parse_filefrag(path))
     with open('/proc/sys/vm/drop_caches', 'w') as f:
         f.write('3\n')
     r0 = kernel_status(a.dm)['damaged_reads']
     wrong_intact, right_damaged, nd = [], [], 0
-    for sha, path in files:
+    for digest, path in files:
         try:
             with open(path, 'rb') as f:
-                got = hashlib.sha256(f.read()).hexdigest()
+                got = hashlib.md5(f.read()).hexdigest()
         except OSError as e:
             got = 'error %d' % e.errno
         if pred[path]:
             nd += 1
-            if got == sha:
+            if got == digest:
                 right_damaged.append(path)
-        elif got != sha:
+        elif got != digest:
             wrong_intact.append('%s (%s)' % (path, got[:12]))
     r1 = kernel_status(a.dm)['damaged_reads']
     diag('ext4: %d files, %d with maybe-damaged blocks (%d blocks), %d damaged reads while reading them'

@@ -33,7 +33,7 @@ EINVAL="Invalid argument"
 
 # dms_prep: skip unless the smr target and the tools are there.
 dms_prep() {
-	require_cmd dmsetup blockdev dd cmp sha256sum
+	require_cmd dmsetup blockdev dd cmp md5sum
 	require_target smr
 }
 

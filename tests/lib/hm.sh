@@ -30,7 +30,7 @@ HM_EOVERFLOW="Value too large for defined data type"
 
 # hm_prep: skip unless the smr target and the tools are there.
 hm_prep() {
-	require_cmd dmsetup blkzone blockdev dd cmp sha256sum
+	require_cmd dmsetup blkzone blockdev dd cmp md5sum
 	require_target smr
 	HM_SEQ=0
 }
@@ -240,10 +240,10 @@ hm_assert_zero() {
 	fi
 }
 
-# hm_sha DEV SECTOR NR_SECTORS: sha256 of a range (or "READ-ERROR").
-hm_sha() {
+# hm_sum DEV SECTOR NR_SECTORS: md5 of a range (or "READ-ERROR").
+hm_sum() {
 	local out
-	if out=$(set -o pipefail; hm_read "$1" "$2" "$3" 2>/dev/null | sha256sum); then
+	if out=$(set -o pipefail; hm_read "$1" "$2" "$3" 2>/dev/null | md5sum); then
 		echo "${out%% *}"
 	else
 		echo READ-ERROR
