@@ -291,7 +291,17 @@ int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio, blk_status_t *error
 		break;
 	case SMR_IO_READ_CACHE:
 		b = &dm->bands[io->band];
-		if (atomic_dec_and_test(&b->readers))
+		/*
+		 * A cleaning waits for the band's last reader. Mostly none
+		 * does: wake_up() would take the queue's lock for nothing
+		 * (about 90 instructions a read of the cache). The atomic
+		 * decrement is a full barrier, as waitqueue_active() asks
+		 * before it: the waiter, in wait_event(), queues itself
+		 * before it tests the count, so either it sees 0 or it is
+		 * seen queued here.
+		 */
+		if (atomic_dec_and_test(&b->readers) &&
+		    waitqueue_active(&dm->wait))
 			wake_up(&dm->wait);
 		fallthrough;
 	default:
