@@ -58,24 +58,6 @@ bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n)
 	return x && x->e.off < off + n;
 }
 
-/*
- * Blocks from @off (at most @n) served by one source: the cache, from
- * *slot on, or the band (*slot = SMR_SLOT_FREE).
- */
-u32 smr_ext_lookup(struct smr_band *b, u32 off, u32 n, u32 *slot)
-{
-	struct smr_ext_node *x = smr_ext_find(b, off);
-
-	if (x && x->e.off <= off) {
-		*slot = x->e.slot + (off - x->e.off);
-		return min_t(u32, n, x->e.off + x->e.len - off);
-	}
-	*slot = SMR_SLOT_FREE;
-	if (x)
-		return min_t(u32, n, x->e.off - off);
-	return n;
-}
-
 static void smr_dm_index_slots(struct smr_dm_target *sc, struct smr_dm_io *io);
 
 /* Link @x, which overlaps none of them, into band @b's extents. */

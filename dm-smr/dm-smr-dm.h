@@ -272,6 +272,19 @@ struct smr_clean_policy {
 	u32 (*pick)(struct smr_dm *dm);	/* under sc->d.lock; SMR_BAND_NONE if none */
 };
 
+/*
+ * Every host bio starts so (smr_dm_map_host(), and smr_dm_map() for one
+ * a delay fault held); inline: it is on every read's path.
+ */
+static inline void smr_dm_io_reset(struct smr_dm_io *io)
+{
+	io->kind = SMR_IO_NONE;
+	io->indexed = false;
+	io->parked = false;
+	io->wait_since_ns = 0;
+	smr_tm_bio_init(&io->tm);
+}
+
 static inline const char *smr_dm_name(struct smr_dm_target *sc)
 {
 	return dm_table_device_name(sc->t.ti->table);
@@ -363,12 +376,34 @@ static inline void smr_ext_free(struct rb_root *root)
 }
 
 /* Defined in dm-smr-dm-read.c */
-int smr_dm_read(struct smr_dm_target *sc, struct bio *bio);
+int smr_dm_read(struct smr_dm_target *sc, struct bio *bio, struct smr_dm_io *io);
 
 /* Defined in dm-smr-dm-cache.c */
 struct smr_ext_node *smr_ext_find(struct smr_band *b, u32 off);
 bool smr_ext_overlaps(struct smr_band *b, u32 off, u32 n);
-u32 smr_ext_lookup(struct smr_band *b, u32 off, u32 n, u32 *slot);
+
+/*
+ * Blocks from @off (at most @n) served by one source: the cache, from
+ * *slot on, or the band (*slot = SMR_SLOT_FREE). Caller holds sc->d.lock.
+ * Inline: every read asks, and most bands have nothing cached.
+ */
+static inline u32 smr_ext_lookup(struct smr_band *b, u32 off, u32 n, u32 *slot)
+{
+	struct smr_ext_node *x;
+
+	*slot = SMR_SLOT_FREE;
+	if (RB_EMPTY_ROOT(&b->ext))
+		return n;
+	x = smr_ext_find(b, off);
+	if (x && x->e.off <= off) {
+		*slot = x->e.slot + (off - x->e.off);
+		return min_t(u32, n, x->e.off + x->e.len - off);
+	}
+	if (x)
+		return min_t(u32, n, x->e.off - off);
+	return n;
+}
+
 int smr_ext_index(struct smr_dm_target *sc, struct smr_band *b, u32 off,
 		  u32 n, u32 slot);
 struct rb_root smr_ext_drop(struct smr_dm *dm, struct smr_band *b);

@@ -179,6 +179,7 @@ int smr_hm_ctr(struct smr_hm_target *ht, struct dm_arg_set *as)
 		ht->zdev = NULL;
 		return ret;
 	}
+	ht->zc = smr_zdev_ctx(ht->zdev);
 	format_dev_t(zname, smr_zdev_devt(ht->zdev));
 	ret = dm_get_device(ti, zname, dm_table_get_mode(ti->table),
 			    &ht->zdev_dev);

@@ -196,8 +196,9 @@ static const struct block_device_operations smr_zdev_fops = {
  * they are within one zone on every kernel; it does not cut them to the
  * disk's max_sectors (6.1 splits only discards and write-zeroes to the
  * queue limits), so a bio may be larger than the engine takes in one
- * piece. A read of durable data is aimed at the backing device whatever
- * its size (that device splits for itself); anything else larger than
+ * piece. A read of durable data never comes here: the target aimed it at
+ * the backing device already, whatever its size (smr_hm_read_remap();
+ * that device splits for itself). Anything else larger than
  * SMR_ZDEV_MAX_SECTORS, or crossing a zone, goes the long way, through
  * the disk, which splits it.
  *
@@ -206,8 +207,8 @@ static const struct block_device_operations smr_zdev_fops = {
  * zone append's result only for a clone of a zoned bi_bdev, which that
  * disk is (dm_zone_endio()). The engine itself never looks at it.
  *
- * Returns DM_MAPIO_REMAPPED (a read aimed at the backing device, or the
- * long way: at the disk) or DM_MAPIO_SUBMITTED (the engine ends it).
+ * Returns DM_MAPIO_REMAPPED (the long way: aimed at the disk) or
+ * DM_MAPIO_SUBMITTED (the engine ends it).
  */
 int smr_zdev_map(struct smr_zdev *zdev, struct bio *bio)
 {
@@ -217,8 +218,6 @@ int smr_zdev_map(struct smr_zdev *zdev, struct bio *bio)
 	bool one_zone = !nr ||
 		smr_zone_of(zc, sector) == smr_zone_of(zc, sector + nr - 1);
 
-	if (one_zone && smr_hm_read_remap(zc, bio))
-		return DM_MAPIO_REMAPPED;
 	if (!one_zone || nr > SMR_ZDEV_MAX_SECTORS) {
 		bio_set_dev(bio, zdev->disk->part0);
 		return DM_MAPIO_REMAPPED;

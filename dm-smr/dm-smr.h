@@ -226,6 +226,7 @@ struct smr_hm_target {
 	struct smr_tm_params tm_params;	/* the timing model; unset: off */
 	unsigned int opt_mask;		/* which optional args were given */
 	struct smr_zdev *zdev;		/* dm-smr-zdev.c */
+	struct smr_zoned *zc;		/* its engine, for map() and end_io() */
 	struct dm_dev *zdev_dev;	/* its disk, opened by the table */
 };
 
@@ -531,10 +532,10 @@ void smr_hm_counters(struct smr_table *t, struct smr_hm_snap *s);
 /* Functions defined in dm-smr-dm.c */
 int smr_dm_ctr(struct smr_dm_target *sc, struct dm_arg_set *as);
 void smr_dm_free(struct smr_dm_target *sc);
+int smr_dm_map_host(struct smr_dm_target *sc, struct bio *bio);
 int smr_dm_map(struct smr_dm_target *sc, struct bio *bio);
 int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio);
 void smr_dm_read_delayed(struct dm_target *ti, struct bio *bio);
-void smr_dm_io_reset(struct bio *bio);
 int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio,
 		  blk_status_t *error);
 int smr_dm_preresume(struct smr_dm_target *sc);
