@@ -153,7 +153,8 @@ _prep_test() {
 # _cleanup_test: undo what the helpers set up (mounts under $T_MNT, dm
 # devices made by new_backing/dm_create, newest first). Runs on EXIT.
 _cleanup_test() {
-	local rc=$? m d
+	local rc=$? m d i x f mnts=() names=()
+	local -A live=() done_=()
 	trap - EXIT
 	if [ "$_SMR_DONE" != 1 ]; then
 		# Exited without _show_result/skip_all (set -e, plain exit):
@@ -161,13 +162,31 @@ _cleanup_test() {
 		diag "test exited ($rc) before _show_result"
 		[ "$rc" = 0 ] && rc=$KSFT_FAIL
 	fi
+	# Read with bash alone: under TCG a process costs a tenth of a
+	# second, and this runs after every test (docs/testing.md, "What a
+	# process costs in the guest").
 	if [ -n "${T_MNT:-}" ]; then
-		findmnt -rn -o TARGET 2>/dev/null | grep -F "$T_MNT" | sort -r |
-		while IFS= read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
+		# Mounts under T_MNT in the order they were made; undone
+		# newest (deepest) first.
+		while read -r x m x; do
+			[[ $m == "$T_MNT"* ]] && mnts+=("$m")
+		done < /proc/self/mounts
+		for ((i = ${#mnts[@]} - 1; i >= 0; i--)); do
+			umount "${mnts[i]}" 2>/dev/null || umount -l "${mnts[i]}"
+		done
 	fi
 	if [ -s "${T_WORK:-/nonexistent}/.dm-devices" ]; then
-		tac "$T_WORK/.dm-devices" | while IFS= read -r d; do
-			dmsetup info "$d" >/dev/null 2>&1 || continue
+		# The list names a device each time a test made it: remove
+		# each one still there once, newest first (the live ones by
+		# name from sysfs, not a dmsetup info per line).
+		for f in /sys/block/dm-*/dm/name; do
+			[ -r "$f" ] && read -r d < "$f" && live[$d]=1
+		done
+		mapfile -t names < "$T_WORK/.dm-devices"
+		for ((i = ${#names[@]} - 1; i >= 0; i--)); do
+			d=${names[i]}
+			[ -n "$d" ] && [ -n "${live[$d]:-}" ] && [ -z "${done_[$d]:-}" ] || continue
+			done_[$d]=1
 			dmsetup remove --retry "$d" >/dev/null 2>&1 ||
 				diag "cleanup: could not remove dm device $d"
 		done
@@ -186,24 +205,50 @@ _cleanup_test() {
 # the work between a check and the one before it), to say where a slow
 # test spends its time without timing it by hand.
 _show_slowest() {
-	awk -v now="${EPOCHREALTIME//[!0-9]/}" '
-		NR == 1 { t0 = prev = $1; next }
-		{ d = $1 - prev; prev = $1; n = $2; $1 = ""; $2 = ""; sub(/^ +/, "")
-		  printf "%.0f\t%d\t%s\n", d, n, $0 }
-		END { printf "%.0f\t-1\ttotal\n", now - t0 }' "$T_WORK/.tap-times" 2>/dev/null |
-	sort -t "$(printf '\t')" -k1,1nr |
-	awk -F '\t' '
-		$2 == -1 { total = $1; next }
-		k < 3 { s = s sprintf("%s%d %s (%.1f s)", k ? "; " : "", $2, substr($3, 1, 50), $1 / 1e6); k++ }
-		END { printf "# time: %.1f s; slowest steps: %s\n", total / 1e6, s }'
+	local now=${EPOCHREALTIME//[!0-9]/} t n desc t0= prev d k j s= secs
+	local top_d=() top_n=() top_s=()
+	[ -r "$T_WORK/.tap-times" ] || return 0
+	# The three longest steps, kept in order as the lines are read (in
+	# bash: this runs at the end of every test, and processes cost).
+	while read -r t n desc; do
+		if [ -z "$t0" ]; then t0=$t prev=$t; continue; fi
+		d=$((t - prev)) prev=$t
+		for ((k = 0; k < 3; k++)); do
+			[ -z "${top_d[k]:-}" ] || [ "$d" -gt "${top_d[k]}" ] && break
+		done
+		[ $k -lt 3 ] || continue
+		for ((j = 2; j > k; j--)); do
+			[ -z "${top_d[j - 1]:-}" ] && continue
+			top_d[j]=${top_d[j - 1]} top_n[j]=${top_n[j - 1]} top_s[j]=${top_s[j - 1]}
+		done
+		top_d[k]=$d top_n[k]=$n top_s[k]=${desc:0:50}
+	done < "$T_WORK/.tap-times"
+	for ((k = 0; k < ${#top_d[@]}; k++)); do
+		_usecs secs "${top_d[k]}"
+		printf -v s '%s%s%d %s (%s s)' "$s" "${s:+; }" "${top_n[k]}" "${top_s[k]}" "$secs"
+	done
+	_usecs secs $((now - ${t0:-$now}))
+	printf '# time: %s s; slowest steps: %s\n' "$secs" "$s"
+}
+
+# _usecs VAR N: set VAR to N microseconds as seconds, one decimal.
+_usecs() {
+	local tenths=$((($2 + 50000) / 100000))
+	printf -v "$1" '%d.%d' $((tenths / 10)) $((tenths % 10))
 }
 
 # _show_result: print the plan and totals, exit with the kselftest code.
 _show_result() {
 	local f=$T_WORK/.tap-results pass fail skip total rc
-	pass=$(grep -c '^pass$' "$f")
-	fail=$(grep -c '^fail$' "$f")
-	skip=$(grep -c '^skip$' "$f")
+	local r
+	pass=0 fail=0 skip=0
+	while read -r r; do
+		case $r in
+		pass) pass=$((pass + 1)) ;;
+		fail) fail=$((fail + 1)) ;;
+		skip) skip=$((skip + 1)) ;;
+		esac
+	done < "$f"
 	total=$((pass + fail + skip))
 	if [ -s "$T_WORK/.helper-errors" ]; then
 		_record fail "helpers reported errors"

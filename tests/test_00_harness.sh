@@ -106,6 +106,15 @@ assert_eq "a helper error in \$(...) fails the test" 1 \
 assert_eq "exit without _show_result fails" 1 "$(mini 'ok x; exit 0')"
 assert_eq "require_cmd skips on a missing command" 4 \
 	"$(mini 'require_cmd no-such-command-smr; ok x; _show_result')"
+# The exit trap undoes what a test left: devices newest first (one made
+# twice under one name, one stacked on another), mounts deepest first.
+rc=$(mini "dm_create h00x '0 2048 linear $a 0' && dmsetup remove h00x &&
+	dm_create h00x '0 4096 linear $a 0' &&
+	dm_create h00y \"0 2048 linear /dev/mapper/h00x 0\" &&
+	mkdir -p \"\$T_MNT/m\" && mount -t tmpfs none \"\$T_MNT/m\" &&
+	mkdir -p \"\$T_MNT/m/n\" && mount -t tmpfs none \"\$T_MNT/m/n\" && ok made; _show_result")
+left=$( (dmsetup info -c --noheadings -o name h00x h00y 2>/dev/null; grep -F "$T_WORK/mini." /proc/self/mounts) | wc -l)
+assert_eq "the exit trap removed the devices and mounts a test left" "0 0" "$rc $left"
 out=$(SMR_WORK=$T_WORK/mini-skip SMR_MNT=$T_WORK/mini-skip-mnt bash -c ". $SMR_ROOT/tests/common.sh; _prep_test x; skip_all because" 2>&1)
 assert_eq "skip_all prints a kselftest skip plan" "1..0 # SKIP because" "$(echo "$out" | tail -n 1)"
 
