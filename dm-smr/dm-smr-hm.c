@@ -6,9 +6,9 @@
  * follow the ZBC/ZNS model as null_blk implements it. This file runs the
  * state machine for the engine's gendisk (dm-smr-zdev.c): bios arrive
  * here already split at zone boundaries, on every kernel, from the disk's
- * submit_bio or straight from the smr target's map() (smr_zdev_map()),
- * which sends reads of durable data to the backing device itself
- * (smr_hm_read_remap()).
+ * submit_bio or straight from the smr target's map() (smr_hm_map() in
+ * dm-smr-target.c, through smr_zdev_map()); map() sends reads of durable
+ * data to the backing device itself first (smr_hm_read_remap()).
  *
  * Ordering. No block layer zone write plugging is used (the disk
  * supports zone append natively, so 6.10+ allocates no plugs, and 6.1
