@@ -7,13 +7,13 @@
  * construction), map and end-io, the worker that handles writes, flushes
  * and cache write completions, suspend and resume. Status and messages
  * are dm-smr-dm-status.c.
+ * dm-smr-dm.h lists the files that do the rest.
  *
  * Why this file is long: the per-bio dispatch is inlined into both of
  * map()'s entries (smr_dm_map_io(): a read costs one call less), which
  * must then share a file with them and with the write path they call.
- * Suspend and resume (about 90 lines) depend on nothing else here and
- * are the part to move out next.
- * dm-smr-dm.h lists the files that do the rest.
+ * Suspend and resume (about 90 lines) call nothing static here and are
+ * the part to move out next.
  *
  * Table line (sizes in 512-byte sectors):
  *
