@@ -51,6 +51,13 @@ cp_model() {
 		--subsets "$SUBSETS" --max-points "$MAXP" --seed "${CP_SEED:-11}" $COPY "$@"
 }
 
+# The checker's udev rule at work: udev runs no program for the devices
+# it makes by the hundred (tests/lib/crashpoints.py, UdevQuiet), and
+# handles others as usual.
+qb=$(new_backing 1) || bail "no backing device"
+run_checks "crashpoints.py udev-check" python3 "$SMR_ROOT/tests/lib/crashpoints.py" \
+	udev-check --backing "$qb" --name "t_${TID}_quiet" --other "t_${TID}_loud"
+
 for m in ${CP_MODELS:-dm hm cv cvwc}; do
 	case $m in
 	dm)	# 16 bands of 1 MiB, a 1 MiB cache (256 slots): the workload
