@@ -110,17 +110,17 @@ int smr_dm_read(struct smr_dm_target *sc, struct bio *bio, struct smr_dm_io *io)
 }
 
 /*
- * A read a delay fault holds (smr_faults_map() said SMR_FAULT_HOLD): it
- * is split and aimed here, in map(), and held aimed; the fault worker
- * sends it (smr_dm_read_delayed()). Its band stays held meanwhile if it
- * reads the cache, so the slots it reads are the ones it was aimed at.
+ * A read a delay fault holds (smr_faults_map() said SMR_FAULT_HOLD), from
+ * map(), @io its per-bio data, reset: it is split and aimed here, in
+ * map(), and held aimed; the fault worker sends it
+ * (smr_dm_read_delayed()). Its band stays held meanwhile if it reads the
+ * cache, so the slots it reads are the ones it was aimed at.
  */
-int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio)
+int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio,
+		     struct smr_dm_io *io)
 {
-	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	int r;
 
-	smr_dm_io_reset(io);
 	smr_dm_touch(sc->dm);
 	r = smr_dm_read_map(sc, bio, io);
 	if (r != DM_MAPIO_REMAPPED)

@@ -105,7 +105,7 @@ int smr_dm_map_host(struct smr_dm_target *sc, struct bio *bio)
 	if (likely(r == SMR_FAULT_PASS))
 		return smr_dm_map_io(sc, bio, io);
 	if (r == SMR_FAULT_HOLD)	/* a delayed read */
-		return smr_dm_read_hold(sc, bio);
+		return smr_dm_read_hold(sc, bio, io);
 	return r;
 }
 

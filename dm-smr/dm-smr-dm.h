@@ -380,6 +380,8 @@ static inline void smr_ext_free(struct rb_root *root)
 
 /* Defined in dm-smr-dm-read.c */
 int smr_dm_read(struct smr_dm_target *sc, struct bio *bio, struct smr_dm_io *io);
+int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio,
+		     struct smr_dm_io *io);
 
 /* Defined in dm-smr-dm-cache.c */
 struct smr_ext_node *smr_ext_find(struct smr_band *b, u32 off);

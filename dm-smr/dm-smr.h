@@ -580,7 +580,6 @@ int smr_dm_ctr(struct smr_dm_target *sc, struct dm_arg_set *as);
 void smr_dm_free(struct smr_dm_target *sc);
 int smr_dm_map_host(struct smr_dm_target *sc, struct bio *bio);
 int smr_dm_map(struct smr_dm_target *sc, struct bio *bio);
-int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio);
 void smr_dm_read_delayed(struct dm_target *ti, struct bio *bio);
 int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio,
 		  blk_status_t *error);
