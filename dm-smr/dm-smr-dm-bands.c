@@ -160,7 +160,7 @@ void smr_band_gain(struct smr_dm *dm, u32 band, u32 slot, u32 n)
 		else
 			smr_fifo_insert(dm, b);
 	}
-	b->slots += n;
+	WRITE_ONCE(b->slots, b->slots + n);	/* read locklessly too */
 	smr_heap_fix(dm, band);
 	if (!dm->loading)
 		smr_cb_fix(dm, b);
@@ -171,7 +171,12 @@ void smr_band_lose(struct smr_dm *dm, u32 band, u32 n)
 {
 	struct smr_band *b = &dm->bands[band];
 
-	b->slots -= n;
+	/*
+	 * Release: at 0 the lock-free read (smr_dm_read_map()) sends this
+	 * band's reads to its sectors, which must then show what a
+	 * cleaning copied home before it freed the slots.
+	 */
+	smp_store_release(&b->slots, b->slots - n);
 	if (!b->slots) {
 		dm->dirty_bands--;
 		list_del_init(&b->dirty_node);

@@ -21,11 +21,15 @@ void smr_dm_snapshot(struct smr_table *t, struct smr_dm_snap *s)
 	struct smr_dm_target *sc = smr_dmt(t);
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_stats st;
+	struct smr_rd_count rd;
 	u64 out;
 
 	memset(s, 0, sizeof(*s));
 	spin_lock_irq(&sc->d.lock);
 	st = dm->stats;
+	/* Under the lock, after any clear's sum: never below its base. */
+	smr_rd_sum(dm->rd, &rd);
+	s->host_read_sectors = rd.sectors - dm->rd_base.sectors;
 	s->cache_used = dm->used;
 	s->cache_live = dm->live;
 	s->index_extents = dm->nr_ext;
@@ -61,7 +65,6 @@ void smr_dm_snapshot(struct smr_table *t, struct smr_dm_snap *s)
 	s->clean_write_sectors = st.clean_write_sectors;
 	s->clean_ms_bg = st.clean_ms_bg;
 	s->clean_ms_fg = st.clean_ms_fg;
-	s->host_read_sectors = st.host_read_sectors;
 	s->host_write_sectors = st.host_write_sectors;
 	s->cache_write_sectors = st.cache_write_sectors;
 	s->bypass_write_sectors = st.bypass_write_sectors;
@@ -218,6 +221,7 @@ int smr_dm_message(struct smr_dm_target *sc, unsigned int argc, char **argv,
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
 		spin_lock_irq(&sc->d.lock);
 		memset(&dm->stats, 0, sizeof(dm->stats));
+		smr_rd_sum(dm->rd, &dm->rd_base);
 		sc->d.commits = sc->d.errors = 0;
 		dm->since_busy_ms = 0;
 		dm->tm_clean_ns = 0;

@@ -105,7 +105,7 @@ int smr_dm_map_host(struct smr_dm_target *sc, struct bio *bio)
 	if (likely(r == SMR_FAULT_PASS))
 		return smr_dm_map_io(sc, bio, io);
 	if (r == SMR_FAULT_HOLD)	/* a delayed read */
-		return smr_dm_read_hold(sc, bio);
+		return smr_dm_read_hold(sc, bio, io);
 	return r;
 }
 
@@ -700,15 +700,18 @@ int smr_dm_ctr(struct smr_dm_target *sc, struct dm_arg_set *as)
 	dm->slot_next = kvmalloc_array(dm->nr_slots, sizeof(u32), GFP_KERNEL);
 	dm->heap = kvmalloc_array(dm->nr_bands, sizeof(u32), GFP_KERNEL);
 	dm->buf = vmalloc(SMR_DM_CHUNK_SECTORS << SECTOR_SHIFT);
+	dm->rd = alloc_percpu(struct smr_rd_count);
 	if (!dm->bands || !dm->slot_lba || !dm->slot_seq || !dm->slot_used ||
-	    !dm->slot_inflight || !dm->slot_next || !dm->heap || !dm->buf)
+	    !dm->slot_inflight || !dm->slot_next || !dm->heap || !dm->buf ||
+	    !dm->rd)
 		return ret;
 	smr_dm_drop_index(dm);
 	sc->d.mem_bytes += sizeof(*sc) + sizeof(*dm) +
 		(size_t)dm->nr_bands * (sizeof(*dm->bands) + sizeof(u32)) +
 		(size_t)dm->nr_slots * (sizeof(u32) + 2 * sizeof(u64)) +
 		2 * BITS_TO_LONGS(dm->nr_slots) * sizeof(long) +
-		(SMR_DM_CHUNK_SECTORS << SECTOR_SHIFT);
+		(SMR_DM_CHUNK_SECTORS << SECTOR_SHIFT) +
+		num_possible_cpus() * sizeof(struct smr_rd_count);
 
 	dm->io_client = dm_io_client_create();
 	if (IS_ERR(dm->io_client)) {
@@ -792,6 +795,7 @@ static void smr_dm_free_state(struct smr_dm_target *sc)
 	if (dm->io_client)
 		dm_io_client_destroy(dm->io_client);
 	vfree(dm->buf);
+	free_percpu(dm->rd);
 	kvfree(dm->heap);
 	kvfree(dm->slot_next);
 	kvfree(dm->slot_inflight);

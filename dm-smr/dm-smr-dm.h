@@ -134,7 +134,7 @@ struct smr_dm_stats {
 	u64 clean_write_sectors;
 	u64 clean_ms_bg;
 	u64 clean_ms_fg;
-	u64 host_read_sectors;
+	/* host_read_sectors: per CPU, smr_dm.rd */
 	u64 host_write_sectors;
 	u64 cache_write_sectors;
 	u64 bypass_write_sectors;
@@ -238,6 +238,9 @@ struct smr_dm {
 	sector_t tm_cache_pos;
 	u64 tm_clean_ns;	/* modelled service time of cleaning I/O, under sc->d.lock */
 	struct smr_dm_stats stats;
+	/* Host reads, sectors only (smr_dm_read_map()); ios stay 0. */
+	struct smr_rd_count __percpu *rd;
+	struct smr_rd_count rd_base;	/* their sum at clear_stats, under d.lock */
 };
 
 /* Per host bio. */
@@ -377,6 +380,8 @@ static inline void smr_ext_free(struct rb_root *root)
 
 /* Defined in dm-smr-dm-read.c */
 int smr_dm_read(struct smr_dm_target *sc, struct bio *bio, struct smr_dm_io *io);
+int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio,
+		     struct smr_dm_io *io);
 
 /* Defined in dm-smr-dm-cache.c */
 struct smr_ext_node *smr_ext_find(struct smr_band *b, u32 off);

@@ -324,6 +324,7 @@ int smr_hm_message(struct smr_hm_target *ht, unsigned int argc, char **argv,
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
 		spin_lock_irq(&zc->d.lock);
 		memset(&zc->stats, 0, sizeof(zc->stats));
+		smr_rd_sum(zc->rd, &zc->rd_base);
 		zc->d.errors = 0;
 		zc->d.commits = 0;
 		spin_unlock_irq(&zc->d.lock);

@@ -67,7 +67,7 @@ void smr_cond_enter(struct smr_zoned *zc, struct smr_zone *z, u8 cond)
 	if (z->cond != cond)
 		trace_smr_zone_cond(zc->d.label, z - zc->zones, z->cond, cond);
 	smr_cond_leave(zc, z);
-	z->cond = cond;
+	WRITE_ONCE(z->cond, cond);	/* read locklessly too */
 	switch (cond) {
 	case BLK_ZONE_COND_IMP_OPEN:
 		zc->nr_imp_open++;
@@ -255,7 +255,8 @@ bool smr_zone_has_stale(struct smr_zone *z)
 static void smr_zone_forget(struct smr_zoned *zc, struct smr_zone *z)
 {
 	smr_zone_orphan(zc, z, false);
-	z->wp = z->dend = 0;
+	z->wp = 0;
+	WRITE_ONCE(z->dend, 0);		/* read locklessly too */
 	z->finished = 0;
 }
 
@@ -312,9 +313,15 @@ int smr_hm_set_cond(struct smr_zoned *zc, u32 zno, const char *cond)
 
 	spin_lock_irq(&zc->d.lock);
 	z = &zc->zones[zno];
+	/*
+	 * The only way to or from OFFLINE: in the write section the
+	 * lock-free read checks for (smr_hm_read_remap()).
+	 */
+	write_seqcount_begin(&zc->cond_seq);
 	smr_cond_enter(zc, z, c);
 	if (c == BLK_ZONE_COND_EMPTY)
 		smr_zone_forget(zc, z);
+	write_seqcount_end(&zc->cond_seq);
 	z->finished = 0;
 	smr_hm_zone_dirty(zc, zno);
 	spin_unlock_irq(&zc->d.lock);
@@ -361,11 +368,16 @@ void smr_hm_fill_zone(struct smr_zoned *zc, u32 zno, struct blk_zone *blkz)
 void smr_hm_snapshot(struct smr_zoned *zc, struct smr_hm_snap *s)
 {
 	struct smr_hm_stats st;
+	struct smr_rd_count rd;
 	u32 z;
 
 	memset(s, 0, sizeof(*s));
 	spin_lock_irq(&zc->d.lock);
 	st = zc->stats;
+	/* Under the lock, after any clear's sum: never below its base. */
+	smr_rd_sum(zc->rd, &rd);
+	s->reads = rd.ios - zc->rd_base.ios;
+	s->read_sectors = rd.sectors - zc->rd_base.sectors;
 	s->errors = zc->d.errors;
 	s->commits = zc->d.commits;
 	s->imp_open = zc->nr_imp_open;
@@ -383,8 +395,6 @@ void smr_hm_snapshot(struct smr_zoned *zc, struct smr_hm_snap *s)
 	s->conv_zones = zc->geo.nr_conv;
 	s->writes = st.writes;
 	s->write_sectors = st.write_sectors;
-	s->reads = st.reads;
-	s->read_sectors = st.read_sectors;
 	s->resets = st.resets;
 	s->finishes = st.finishes;
 	s->opens = st.opens;

@@ -32,6 +32,10 @@
  * Reads at or past a zone's durable data end return zeros.
  *
  * The zone state machine this path drives is in dm-smr-hm-zone.c.
+ *
+ * Why this file is long: the lock-free read (smr_hm_read_remap()) carries
+ * its ordering argument, and it pairs with the store in the write
+ * completion here, which it should sit beside.
  */
 #include <linux/slab.h>
 
@@ -150,7 +154,12 @@ static void smr_zone_retire(struct smr_zoned *zc, u32 zno,
 			zc->d.errors++;
 			continue;
 		}
-		z->dend = io->end;
+		/*
+		 * Release: the lock-free read (smr_hm_read_remap()) that
+		 * sees the new end also sees this write's data on the
+		 * backing device, whose completion came before.
+		 */
+		smp_store_release(&z->dend, io->end);
 		smr_hm_zone_dirty(zc, zno);
 	}
 }
@@ -437,11 +446,10 @@ static void smr_hm_read(struct smr_zoned *zc, struct bio *bio, u32 zno,
 	u32 limit;
 	u8 cond;
 
+	smr_rd_add(zc->rd, nr);
 	spin_lock_irq(&zc->d.lock);
 	limit = smr_read_limit(zc, zno);
 	cond = z->cond;
-	zc->stats.reads++;
-	zc->stats.read_sectors += nr;
 	if (cond == BLK_ZONE_COND_OFFLINE)
 		zc->d.errors++;
 	spin_unlock_irq(&zc->d.lock);
@@ -484,6 +492,32 @@ static void smr_hm_read(struct smr_zoned *zc, struct bio *bio, u32 zno,
  * the backing device after the cut. That is the one thing a cut drive
  * still sends, and it changes nothing there, so what the next engine
  * loads is the same; the read itself fails at the target's end_io().
+ *
+ * It takes no lock (about 30 instructions of a read's 19000, a sixth of
+ * what the target adds over dm-linear: docs/benchmarks-log.md,
+ * 2026-11-30). Why what it reads without the lock is enough:
+ *
+ * - The data. A sequential zone's durable end (dend) only grows while
+ *   the zone is not reset or forced empty, and each store is a release
+ *   made after the completion of the write it covers (smr_zone_retire()).
+ *   The acquire load below pairs with it: a read that sees sector X below
+ *   the end is sent after the backing device finished writing X, so it
+ *   reads that data. A conventional zone is all readable, as under the
+ *   lock: its writes are the host's to order.
+ * - One moment. The locked path read the end, the condition and the
+ *   power at one instant; these loads are a few instructions apart, and
+ *   the read must be right for some instant between them. The end comes
+ *   first; only smr_hm_set_cond() moves a zone to or from OFFLINE, and it
+ *   does so inside cond_seq's write section, so when the sequence held
+ *   still the zone was not OFFLINE at any point between the loads. A
+ *   reset or a forced empty may lower the end meanwhile: the read then
+ *   belongs to the instant of the end's load, before it (the backing
+ *   keeps a reset zone's data until new writes, as it would for a read
+ *   sent just before the lock was dropped). The power is read last: a
+ *   cut is final, so on at the end means on throughout.
+ * - The rest (the zone geometry, the model and the write cache) is fixed
+ *   for the engine's life.
+ * Whatever it cannot show this way goes through the locked path.
  */
 bool smr_hm_read_remap(struct smr_zoned *zc, struct bio *bio)
 {
@@ -491,6 +525,7 @@ bool smr_hm_read_remap(struct smr_zoned *zc, struct bio *bio)
 	u32 nr = bio_sectors(bio);
 	struct smr_zone *z;
 	u32 zno, off, limit;
+	unsigned int seq;
 
 	if (zc->d.tm || zc->d.wc || bio_op(bio) != REQ_OP_READ || !nr ||
 	    (sector | nr) & (SMR_BLOCK_SECTORS - 1))
@@ -501,16 +536,17 @@ bool smr_hm_read_remap(struct smr_zoned *zc, struct bio *bio)
 		return false;
 	z = &zc->zones[zno];
 
-	spin_lock_irq(&zc->d.lock);
-	limit = smr_read_limit(zc, zno);
-	if (off + nr > limit || z->cond == BLK_ZONE_COND_OFFLINE ||
-	    !smr_power_is_on(&zc->d.power)) {
-		spin_unlock_irq(&zc->d.lock);
+	/* Odd: a change of condition is under way. */
+	seq = raw_read_seqcount(&zc->cond_seq);
+	if (seq & 1)
 		return false;
-	}
-	zc->stats.reads++;
-	zc->stats.read_sectors += nr;
-	spin_unlock_irq(&zc->d.lock);
+	limit = smr_zone_is_conv(zc, zno) ? zc->geo.zone_sectors :
+		smp_load_acquire(&z->dend);
+	if (off + nr > limit || READ_ONCE(z->cond) == BLK_ZONE_COND_OFFLINE ||
+	    read_seqcount_retry(&zc->cond_seq, seq) ||
+	    !smr_power_is_on(&zc->d.power))
+		return false;
+	smr_rd_add(zc->rd, nr);
 
 	bio_set_dev(bio, zc->d.bdev);
 	bio->bi_iter.bi_sector = smr_backing_sector(zc, zno, off);
@@ -741,6 +777,7 @@ int smr_hm_ctx_init(struct smr_zoned *zc)
 	int ret;
 
 	spin_lock_init(&zc->d.lock);
+	seqcount_spinlock_init(&zc->cond_seq, &zc->d.lock);
 	bio_list_init(&zc->flush_bios);
 	bio_list_init(&zc->commit_bios);
 	bio_list_init(&zc->preflush_bios);
@@ -756,8 +793,12 @@ int smr_hm_ctx_init(struct smr_zoned *zc)
 		return -ENOMEM;
 	for (z = 0; z < zc->geo.nr_zones; z++)
 		INIT_LIST_HEAD(&zc->zones[z].fifo);
+	zc->rd = alloc_percpu(struct smr_rd_count);
+	if (!zc->rd)
+		return -ENOMEM;
 	zc->d.mem_bytes = sizeof(*zc) +
-		(size_t)zc->geo.nr_zones * sizeof(*zc->zones);
+		(size_t)zc->geo.nr_zones * sizeof(*zc->zones) +
+		num_possible_cpus() * sizeof(struct smr_rd_count);
 	if (zc->geo.eff_max_open) {
 		/* Only an open limit ever closes a zone to make room. */
 		zc->imp_ring = kvcalloc(zc->geo.nr_zones, sizeof(u32), GFP_KERNEL);
@@ -795,4 +836,5 @@ void smr_hm_ctx_exit(struct smr_zoned *zc)
 	smr_md_exit(&zc->d);
 	kvfree(zc->imp_ring);
 	kvfree(zc->zones);
+	free_percpu(zc->rd);
 }

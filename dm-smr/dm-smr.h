@@ -44,6 +44,8 @@
 #include <linux/device-mapper.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
@@ -230,12 +232,48 @@ struct smr_hm_target {
 	struct dm_dev *zdev_dev;	/* its disk, opened by the table */
 };
 
-/* The host-managed engine's counters, shown by "dmsetup status". */
+/*
+ * Read counters the lock-free read paths bump (smr_hm_read_remap(),
+ * smr_dm_read_map()): one set per CPU, so that a read takes no lock and
+ * writes no line another CPU writes to count itself; summed when the
+ * status is read. clear_stats writes no other CPU's counters (a read
+ * counting there at that moment would race with it): it keeps the sum
+ * at the clear as a base (under the drive's lock), which the status
+ * subtracts.
+ */
+struct smr_rd_count {
+	u64 ios;
+	u64 sectors;
+};
+
+static inline void smr_rd_add(struct smr_rd_count __percpu *c, u32 sectors)
+{
+	this_cpu_inc(c->ios);
+	this_cpu_add(c->sectors, sectors);
+}
+
+/* The counts of every CPU (a read counting meanwhile may be in or not). */
+static inline void smr_rd_sum(struct smr_rd_count __percpu *c,
+			      struct smr_rd_count *sum)
+{
+	int cpu;
+
+	sum->ios = sum->sectors = 0;
+	for_each_possible_cpu(cpu) {
+		struct smr_rd_count *p = per_cpu_ptr(c, cpu);
+
+		sum->ios += READ_ONCE(p->ios);
+		sum->sectors += READ_ONCE(p->sectors);
+	}
+}
+
+/*
+ * The host-managed engine's counters, shown by "dmsetup status"; the
+ * reads are in smr_zoned.rd.
+ */
 struct smr_hm_stats {
 	u64 writes;
 	u64 write_sectors;
-	u64 reads;
-	u64 read_sectors;
 	u64 resets;
 	u64 finishes;
 	u64 opens;
@@ -270,6 +308,14 @@ struct smr_zoned {
 	u32 imp_head;
 	u32 imp_count;
 	struct smr_hm_stats stats;
+	struct smr_rd_count __percpu *rd;	/* reads, ios and sectors */
+	struct smr_rd_count rd_base;	/* their sum at clear_stats, under d.lock */
+	/*
+	 * Bumped around a change of a zone to or from OFFLINE, under
+	 * d.lock: the lock-free read (smr_hm_read_remap()) gives up when
+	 * one overlapped it.
+	 */
+	seqcount_spinlock_t cond_seq;
 
 	/* Deferred completions, handled by the commit worker. */
 	struct bio_list flush_bios;	/* empty flushes */
@@ -534,7 +580,6 @@ int smr_dm_ctr(struct smr_dm_target *sc, struct dm_arg_set *as);
 void smr_dm_free(struct smr_dm_target *sc);
 int smr_dm_map_host(struct smr_dm_target *sc, struct bio *bio);
 int smr_dm_map(struct smr_dm_target *sc, struct bio *bio);
-int smr_dm_read_hold(struct smr_dm_target *sc, struct bio *bio);
 void smr_dm_read_delayed(struct dm_target *ti, struct bio *bio);
 int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio,
 		  blk_status_t *error);
