@@ -25,11 +25,10 @@ void smr_dm_snapshot(struct smr_table *t, struct smr_dm_snap *s)
 	u64 out;
 
 	memset(s, 0, sizeof(*s));
+	smr_rd_sum(dm->rd, &rd);	/* not with interrupts off: a loop over CPUs */
 	spin_lock_irq(&sc->d.lock);
 	st = dm->stats;
-	/* Under the lock, after any clear's sum: never below its base. */
-	smr_rd_sum(dm->rd, &rd);
-	s->host_read_sectors = rd.sectors - dm->rd_base.sectors;
+	s->host_read_sectors = smr_rd_since(rd.sectors, dm->rd_base.sectors);
 	s->cache_used = dm->used;
 	s->cache_live = dm->live;
 	s->index_extents = dm->nr_ext;
@@ -219,9 +218,12 @@ int smr_dm_message(struct smr_dm_target *sc, unsigned int argc, char **argv,
 		return 0;
 	}
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
+		struct smr_rd_count rd;
+
+		smr_rd_sum(dm->rd, &rd);
 		spin_lock_irq(&sc->d.lock);
 		memset(&dm->stats, 0, sizeof(dm->stats));
-		smr_rd_sum(dm->rd, &dm->rd_base);
+		dm->rd_base = rd;
 		sc->d.commits = sc->d.errors = 0;
 		dm->since_busy_ms = 0;
 		dm->tm_clean_ns = 0;

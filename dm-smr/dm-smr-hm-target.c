@@ -322,9 +322,12 @@ int smr_hm_message(struct smr_hm_target *ht, unsigned int argc, char **argv,
 	int ret;
 
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
+		struct smr_rd_count rd;
+
+		smr_rd_sum(zc->rd, &rd);
 		spin_lock_irq(&zc->d.lock);
 		memset(&zc->stats, 0, sizeof(zc->stats));
-		smr_rd_sum(zc->rd, &zc->rd_base);
+		zc->rd_base = rd;
 		zc->d.errors = 0;
 		zc->d.commits = 0;
 		spin_unlock_irq(&zc->d.lock);

@@ -62,6 +62,11 @@ static void smr_cond_leave(struct smr_zoned *zc, struct smr_zone *z)
 	}
 }
 
+/*
+ * A move to or from OFFLINE must be made inside zc->cond_seq's write
+ * section (smr_hm_set_cond() is the one place that makes it): the
+ * lock-free read (smr_hm_read_remap()) relies on it.
+ */
 void smr_cond_enter(struct smr_zoned *zc, struct smr_zone *z, u8 cond)
 {
 	if (z->cond != cond)
@@ -372,12 +377,11 @@ void smr_hm_snapshot(struct smr_zoned *zc, struct smr_hm_snap *s)
 	u32 z;
 
 	memset(s, 0, sizeof(*s));
+	smr_rd_sum(zc->rd, &rd);	/* not with interrupts off: a loop over CPUs */
 	spin_lock_irq(&zc->d.lock);
 	st = zc->stats;
-	/* Under the lock, after any clear's sum: never below its base. */
-	smr_rd_sum(zc->rd, &rd);
-	s->reads = rd.ios - zc->rd_base.ios;
-	s->read_sectors = rd.sectors - zc->rd_base.sectors;
+	s->reads = smr_rd_since(rd.ios, zc->rd_base.ios);
+	s->read_sectors = smr_rd_since(rd.sectors, zc->rd_base.sectors);
 	s->errors = zc->d.errors;
 	s->commits = zc->d.commits;
 	s->imp_open = zc->nr_imp_open;

@@ -514,7 +514,10 @@ static void smr_hm_read(struct smr_zoned *zc, struct bio *bio, u32 zno,
  *   belongs to the instant of the end's load, before it (the backing
  *   keeps a reset zone's data until new writes, as it would for a read
  *   sent just before the lock was dropped). The power is read last: a
- *   cut is final, so on at the end means on throughout.
+ *   cut is final, so on at the end means on throughout. (Final for this
+ *   engine: smr_power_init() runs only when smr_hm_ctx_init() makes it,
+ *   and smr_zdev_get() makes a new engine rather than take up one whose
+ *   power was cut; ht->zc is fixed when the table is built.)
  * - The rest (the zone geometry, the model and the write cache) is fixed
  *   for the engine's life.
  * Whatever it cannot show this way goes through the locked path.
@@ -536,7 +539,11 @@ bool smr_hm_read_remap(struct smr_zoned *zc, struct bio *bio)
 		return false;
 	z = &zc->zones[zno];
 
-	/* Odd: a change of condition is under way. */
+	/*
+	 * Odd: a change of condition is under way; give it to the locked
+	 * path. (On PREEMPT_RT raw_read_seqcount() waits out the writer
+	 * instead, through the lock: right too.)
+	 */
 	seq = raw_read_seqcount(&zc->cond_seq);
 	if (seq & 1)
 		return false;

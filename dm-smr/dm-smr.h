@@ -238,8 +238,11 @@ struct smr_hm_target {
  * writes no line another CPU writes to count itself; summed when the
  * status is read. clear_stats writes no other CPU's counters (a read
  * counting there at that moment would race with it): it keeps the sum
- * at the clear as a base (under the drive's lock), which the status
- * subtracts.
+ * at the clear as a base (stored under the drive's lock), which the
+ * status subtracts. Both sum before they take that lock: the loop is
+ * over every possible CPU, and the lock is taken with interrupts off.
+ * A status that summed before a clear stored its base sees a base above
+ * its sum, and shows 0 (smr_rd_since()).
  */
 struct smr_rd_count {
 	u64 ios;
@@ -252,7 +255,12 @@ static inline void smr_rd_add(struct smr_rd_count __percpu *c, u32 sectors)
 	this_cpu_add(c->sectors, sectors);
 }
 
-/* The counts of every CPU (a read counting meanwhile may be in or not). */
+/*
+ * The counts of every CPU (a read counting meanwhile may be in or not).
+ * On a 32-bit kernel a 64-bit load may tear (a status off by 2^32 until
+ * the next clear); the kernels this project supports are Debian's amd64
+ * ones, where it does not.
+ */
 static inline void smr_rd_sum(struct smr_rd_count __percpu *c,
 			      struct smr_rd_count *sum)
 {
@@ -265,6 +273,12 @@ static inline void smr_rd_sum(struct smr_rd_count __percpu *c,
 		sum->ios += READ_ONCE(p->ios);
 		sum->sectors += READ_ONCE(p->sectors);
 	}
+}
+
+/* What counted since @base, a sum a clear kept; 0 if it is newer. */
+static inline u64 smr_rd_since(u64 now, u64 base)
+{
+	return now > base ? now - base : 0;
 }
 
 /*
