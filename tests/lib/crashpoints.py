@@ -126,7 +126,7 @@ class UdevQuiet:
     of this rule relied on: it did nothing.)"""
     # libdevmapper.h: DM_UDEV_PRIMARY_SOURCE_FLAG, DM_UDEV_FLAGS_SHIFT.
     COOKIE = 0x40 << 16
-    text = (
+    TEXT = (
         '# tests/lib/crashpoints.py (removed when it ends): no udev programs\n'
         '# for dm devices made without udev synchronisation, which it makes\n'
         '# and removes by the hundred.\n'
@@ -141,7 +141,7 @@ class UdevQuiet:
     def __enter__(self):
         os.makedirs(os.path.dirname(UDEV_RULE), exist_ok=True)
         with open(UDEV_RULE, 'w') as f:
-            f.write(self.text)
+            f.write(self.TEXT)
         self._reload()
         return self
 

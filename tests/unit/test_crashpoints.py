@@ -159,18 +159,18 @@ class ExpectTest(unittest.TestCase):
                           (1, False), (2, False), (2, True)])
 
 
-if __name__ == '__main__':
-    unittest.main()
-
-
 class UdevQuietTest(unittest.TestCase):
     """The rule's text (the VM test checks what udev does with it)."""
 
     def test_matches_the_unsynchronised_cookie_only(self):
-        r = cp.UdevQuiet.text
+        r = cp.UdevQuiet.TEXT
         # libdevmapper.h: DM_UDEV_PRIMARY_SOURCE_FLAG 0x40, flags above bit 16.
         self.assertIn('ENV{DM_COOKIE}=="4194304", ENV{DM_COOKIE}=""', r)
         # Nothing systemd 252 ignores: it dropped OPTIONS="last_rule".
         self.assertNotIn('last_rule', r)
         rules = [ln for ln in r.splitlines() if ln and not ln.startswith('#')]
         self.assertEqual(len(rules), 1)
+
+
+if __name__ == '__main__':
+    unittest.main()
