@@ -13,26 +13,28 @@
 # the others: CP_ROUNDS, CP_MAX_POINTS below), and tests
 # of what does not depend on the kernel (the harness's self-test, the
 # tracepoints, bad input of every model), and the power cut
-# under three file systems. This keeps CI under an hour.
-# The smoke set is every test marked "# SMOKE: 1", slow ones included.
+# under three file systems. The smoke set is every test marked
+# "# SMOKE: 1", slow ones included.
 #
-# Two lanes. With more than one kernel, two VMs run at the same time:
-# lane 1 runs the first kernel's suite but its crash-boot tests and the
-# tests marked "# LANE: 2" (long ones moved to even the lanes out);
-# lane 2 runs those, then the other kernels' suites, one after the other. A TCG
-# guest keeps only about one of the host's two cores busy (most tests
-# are one shell doing one thing at a time), so the second VM uses the
-# core the first leaves. Results of the crash-boot tests go to
-# tests/results/<VER>-boots/. The modules are
-# built in the tree the guest loads them from, one kernel at a time, so
-# lane 2 works in a copy of the tree (tests/results/lane2-tree, made
-# first; its results still go to tests/results/<VER>/). Lane 2's lines
-# are prefixed with "lane2: ". SMR_CHECK_LANES=1 runs everything in one
-# lane, as before.
+# Two lanes: two VMs at a time, one vCPU each. A TCG guest keeps about
+# one of the host's two cores busy (most tests are one shell doing one
+# thing at a time), so the second VM uses the core the first leaves.
+# Every kernel's tests are split between the lanes by tests/durations:
+# the longest first, each to the lane with less work so far, counted over
+# all kernels, so both lanes end at about the same time (lanes.plan in
+# the results says which test went where). Lane 1 takes the kernels in
+# order, lane 2 in reverse order: each kernel's modules are built once,
+# by the lane that comes to it first, in a copy of the tree kept for that
+# kernel (tests/results/trees/VER: the guest loads the modules from the
+# tree its tests run from), and the other lane finds them built. Results
+# go to tests/results/VER/laneN/ (suite.tap, logs); lane N's lines are
+# prefixed with "laneN: ". The trees are removed when every test passed.
+# SMR_CHECK_LANES=1 runs everything in one lane, in the tree itself,
+# results in tests/results/VER/.
 #
-# Results go to tests/results/<VER>/ (suite.tap, logs). A kernel whose
-# build or suite fails does not stop the others; the exit status and the
-# last line say how many tests passed and failed over all kernels.
+# A kernel whose build or suite fails does not stop the others; the exit
+# status and the last line say how many tests passed and failed over all
+# kernels.
 #
 # The host's Python unit tests (tests/unit) run beside the lanes when
 # SMR_CHECK_UNIT=1 (make check sets it): they take two minutes here,
@@ -40,10 +42,6 @@
 # need not hold up the first boot. Their log is tests/results/unit.log,
 # printed whole when they fail, and a failure fails the run (named on the
 # "failures on" line); the VM summary counts VM tests only.
-#
-# Environment (internal, for lane 2): SMR_CHECK_LIST (the kernels, lines
-# as scripts/kernels.sh prints), SMR_SLOW_KERNEL (the kernel that runs
-# the slow tests), SMR_RESULTS_ROOT (where tests/results is).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -57,131 +55,167 @@ export SMR_VENV=${SMR_VENV:-$ROOT/.venv}
 # get their interleavings from preemption only; run those by hand with
 # SMR_VM_CPUS=2 (tests/vm-run's default) when touching what they race.
 export SMR_VM_CPUS=${SMR_VM_CPUS:-1}
+LANES=${SMR_CHECK_LANES:-2}
+[[ $LANES =~ ^[12]$ ]] || { echo "check: SMR_CHECK_LANES is 1 or 2, not '$LANES'" >&2; exit 2; }
 
-if [ -n "${SMR_CHECK_LIST:-}" ]; then
-	list=$SMR_CHECK_LIST
-elif [ $# -gt 0 ]; then
+if [ $# -gt 0 ]; then
 	list="$1 ${2:-full}"
 else
 	list=$(scripts/kernels.sh)
 fi
 [ -n "$list" ] || { echo "check: no kernel to test: run scripts/setup-deps.sh" >&2; exit 1; }
+slow_kernel=$(awk '$2 == "full" { print $1; exit }' <<< "$list")
+kernels=$(awk '{ print $1 }' <<< "$list")
 
-slow_kernel=${SMR_SLOW_KERNEL:-$(awk '$2 == "full" { print $1; exit }' <<< "$list")}
-passed=0 failed=0 bad_kernels=()
+mkdir -p "$RESULTS_ROOT"
+FAILED=$RESULTS_ROOT/.check-failed	# one line for each build or run that failed
+PLAN=$RESULTS_ROOT/lanes.plan		# LANE KVER TEST, one line a test
+: > "$FAILED"
 
-# run_kernel VER SET: build for one kernel and run its suite.
-run_kernel() {
-	local kver=$1 set=$2 series golden got tap args envs results
-	echo "=== kernel $kver: ${set} suite"
-	if ! make --no-print-directory modules KVER="$kver" ||
-	   ! make --no-print-directory test-modules KVER="$kver"; then
+# select_tests VER SET: the file names of one kernel's tests.
+select_tests() {
+	local args=(--list)
+	[ "$2" = smoke ] && args+=(--smoke)
+	[ "$2" = smoke ] || [ "$1" = "$slow_kernel" ] || args+=(--no-slow)
+	tests/vm-run "${args[@]}" | awk '{ print $2 }'
+}
+
+# The plan: each kernel's tests, longest first, each to the lane with
+# the least work so far (tests/durations; 60 s for a test not listed).
+i=0
+while read -r kver set; do
+	i=$((i + 1))
+	select_tests "$kver" "$set" | sed "s/^/$i $kver /"
+done <<< "$list" |
+awk -v lanes="$LANES" '
+	FNR == NR { if ($1 !~ /^#/ && NF == 2) secs[$1] = $2; next }
+	{ print $1, $2, $3, ($3 in secs) ? secs[$3] : 60 }
+' tests/durations - | sort -s -k1,1n -k4,4nr |
+awk -v lanes="$LANES" '{
+	l = 1
+	for (j = 2; j <= lanes; j++) if (work[j] < work[l]) l = j
+	work[l] += $4
+	print l, $2, $3
+}' > "$PLAN"
+for l in $(seq 1 "$LANES"); do
+	echo "check: lane $l: $(awk -v l="$l" '$1 == l' "$PLAN" | wc -l) tests, about" \
+		"$(awk -v l="$l" 'FNR == NR { if (NF == 2) s[$1] = $2; next } $1 == l { t += ($3 in s) ? s[$3] : 60 } END { print t + 0 }' tests/durations "$PLAN") s by tests/durations"
+done
+
+# tree_of VER: the tree VER's modules are built in and its tests run from.
+tree_of() {
+	if [ "$LANES" = 1 ]; then echo "$ROOT"; else echo "$RESULTS_ROOT/trees/$1"; fi
+}
+
+# build VER TREE: build the modules for VER in TREE and check that the
+# kernel's compatibility probes found what they find for its series.
+build() {
+	local kver=$1 tree=$2 series golden got
+	echo "=== kernel $kver: building in $tree"
+	if ! make -C "$tree" --no-print-directory modules KVER="$kver" ||
+	   ! make -C "$tree" --no-print-directory test-modules KVER="$kver"; then
 		echo "check: cannot build the modules for $kver" >&2
-		bad_kernels+=("$kver(build)")
-		failed=$((failed + 1))
-		return
+		return 1
 	fi
-	# The probe results must be the ones known for this series.
 	series=$(echo "$kver" | cut -d. -f1-2)
-	golden=compat/golden/$series.txt
-	got=$(grep '^#define HAVE_' compat/generated/config.h | awk '{ print $2 }' | sort)
+	golden=$ROOT/compat/golden/$series.txt
+	got=$(grep '^#define HAVE_' "$tree/compat/generated/config.h" | awk '{ print $2 }' | sort)
 	if [ ! -f "$golden" ]; then
 		echo "check: no $golden: probe results for $kver are:" $got
 	elif [ "$got" != "$(sort "$golden")" ]; then
 		echo "check: probe results for $kver differ from $golden:" >&2
 		diff <(sort "$golden") <(echo "$got") >&2
-		bad_kernels+=("$kver(probes)")
-		failed=$((failed + 1))
-		return
-	fi
-	results=$RESULTS_ROOT/$kver
-	args=(--kernel "$kver")
-	envs=()
-	# The smoke set is every test marked SMOKE, slow or not (the timing
-	# model's test is both, and its hrtimer API differs on the newest).
-	# Lanes split the first kernel's suite: its crash-boot tests (boots)
-	# in lane 2, the rest (rest) in lane 1.
-	case $set in
-	smoke) args+=(--smoke) ;;
-	rest) args+=(--no-boots) ;;
-	boots) args+=(--boots); results=$RESULTS_ROOT/$kver-boots ;;
-	esac
-	args+=(--results "$results")
-	if [ "$set" = smoke ]; then
-		:
-	elif [ "$kver" != "$slow_kernel" ]; then
-		args+=(--no-slow)
-		# Crash points: 2 rounds, 15 states per model (4 and 40 on the first).
-		envs=(CP_ROUNDS="${CP_ROUNDS:-2}" CP_MAX_POINTS="${CP_MAX_POINTS:-15}")
-	fi
-	env "${envs[@]}" tests/vm-run "${args[@]}" || bad_kernels+=("$kver${set:+ $set}")
-	tap=$results/suite.tap
-	if [ -f "$tap" ]; then
-		passed=$((passed + $(grep -c '^ok ' "$tap")))
-		failed=$((failed + $(grep -c '^not ok ' "$tap")))
+		return 1
 	fi
 }
 
-lane2=
-if [ "${SMR_CHECK_LANES:-2}" -ge 2 ] && [ -z "${SMR_CHECK_LIST:-}" ] &&
-   [ -n "$slow_kernel" ] && [ "$(wc -l <<< "$list")" -gt 1 ]; then
-	# The first kernel's crash-boot tests (minutes of boots) go first in
-	# lane 2, so that the lanes take about as long as each other.
-	lane2=$(printf '%s boots\n' "$slow_kernel"; grep -v "^$slow_kernel " <<< "$list")
-	list=$(grep "^$slow_kernel " <<< "$list" | sed 's/ full$/ rest/')
-	tree=$RESULTS_ROOT/lane2-tree
-	rm -rf "$tree"
+# build_once VER: build VER's tree unless a lane already has (or failed
+# to); the other lane waits on the lock meanwhile.
+build_once() {
+	local kver=$1 tree
+	tree=$(tree_of "$kver")
+	[ "$LANES" = 1 ] && { build "$kver" "$tree"; return; }
+	(
+		flock 9
+		[ -f "$tree/.check-built" ] && exit "$(cat "$tree/.check-built")"
+		rc=0
+		build "$kver" "$tree" || rc=1
+		echo "$rc" > "$tree/.check-built"
+		exit "$rc"
+	) 9> "$tree.lock"
+}
+
+# run_lane LANE: the lane's tests, kernel by kernel.
+run_lane() {
+	local lane=$1 kver set tree results tests envs order paths t
+	order=$kernels
+	[ "$lane" = 2 ] && order=$(tac <<< "$kernels")
+	for kver in $order; do
+		tests=$(awk -v l="$lane" -v k="$kver" '$1 == l && $2 == k { print $3 }' "$PLAN")
+		[ -n "$tests" ] || continue
+		set=$(awk -v k="$kver" '$1 == k { print $2 }' <<< "$list")
+		tree=$(tree_of "$kver")
+		results=$RESULTS_ROOT/$kver
+		[ "$LANES" = 1 ] || results+=/lane$lane
+		echo "=== kernel $kver: $(wc -w <<< "$tests") tests of its $set suite in lane $lane"
+		if ! build_once "$kver"; then
+			echo "$kver(build)" >> "$FAILED"
+			continue
+		fi
+		envs=()
+		# Crash points: 2 rounds, 15 states per model (4 and 40 on the first).
+		[ "$kver" = "$slow_kernel" ] || [ "$set" = smoke ] ||
+			envs=(CP_ROUNDS="${CP_ROUNDS:-2}" CP_MAX_POINTS="${CP_MAX_POINTS:-15}")
+		paths=()
+		for t in $tests; do paths+=("$tree/tests/$t"); done
+		env "${envs[@]}" "$tree/tests/vm-run" --kernel "$kver" --results "$results" "${paths[@]}" ||
+			echo "$kver ($set suite, lane $lane)" >> "$FAILED"
+	done
+}
+
+# Fresh results and, with two lanes, a tree for each kernel.
+for kver in $kernels; do
+	rm -rf "${RESULTS_ROOT:?}/$kver" "$RESULTS_ROOT/$kver-boots"
+	[ "$LANES" = 1 ] && continue
+	tree=$(tree_of "$kver")
+	rm -rf "$tree" "$tree.lock"
 	mkdir -p "$tree" &&
 	tar -C "$ROOT" --exclude=./.venv --exclude=./.git --exclude=./tests/results \
 		-cf - . | tar -C "$tree" -xf - ||
-		{ echo "check: cannot copy the tree for lane 2" >&2; exit 1; }
-	echo "check: lane 1: $(awk '{ print $1 }' <<< "$list"); lane 2 (in $tree):" \
-		$(awk '{ print $1 }' <<< "$lane2")
-	summary2=$RESULTS_ROOT/lane2.summary
-	rm -f "$summary2"
-	# No stale result may count for a kernel lane 2 cannot build.
-	while read -r kver set; do
-		rm -f "$RESULTS_ROOT/$kver/suite.tap" "$RESULTS_ROOT/$kver-boots/suite.tap"
-	done <<< "$lane2"
-	( SMR_CHECK_LIST=$lane2 SMR_SLOW_KERNEL=$slow_kernel SMR_CHECK_UNIT= \
-	  SMR_RESULTS_ROOT=$RESULTS_ROOT "$tree/scripts/check.sh" > >(sed -u 's/^/lane2: /') 2>&1
-	  echo $? > "$summary2" ) &
-	lane2_pid=$!
-fi
+		{ echo "check: cannot copy the tree for $kver" >&2; exit 1; }
+done
 
 unit_pid=
 if [ "${SMR_CHECK_UNIT:-0}" = 1 ]; then
-	mkdir -p "$RESULTS_ROOT"
 	unit_log=$RESULTS_ROOT/unit.log
 	echo "check: host unit tests beside the VM suites (log: $unit_log)"
 	/usr/bin/python3 -m unittest discover -s tests/unit -v > "$unit_log" 2>&1 &
 	unit_pid=$!
 fi
 
-while read -r kver set; do
-	run_kernel "$kver" "$set"
-done <<< "$list"
-
-if [ -n "$lane2" ]; then
-	wait "$lane2_pid"
-	# Lane 2's own last lines say what it found; count its results here.
-	while read -r kver set; do
-		tap=$RESULTS_ROOT/$kver/suite.tap
-		[ "$set" = boots ] && tap=$RESULTS_ROOT/$kver-boots/suite.tap
-		if [ -f "$tap" ]; then
-			passed=$((passed + $(grep -c '^ok ' "$tap")))
-			failed=$((failed + $(grep -c '^not ok ' "$tap")))
-		else
-			failed=$((failed + 1))
-		fi
-	done <<< "$lane2"
-	if [ "$(cat "$summary2" 2>/dev/null)" = 0 ]; then
-		rm -rf "$RESULTS_ROOT/lane2-tree"
-	else
-		# Kept: its build logs and modules, to look into the failure.
-		bad_kernels+=("lane 2 ($(awk '{ print $1 }' <<< "$lane2" | xargs))")
-	fi
+if [ "$LANES" = 1 ]; then
+	run_lane 1
+else
+	run_lane 1 > >(sed -u 's/^/lane1: /') 2>&1 &
+	pid1=$!
+	run_lane 2 > >(sed -u 's/^/lane2: /') 2>&1 &
+	pid2=$!
+	wait "$pid1" "$pid2"
 fi
+
+# Every planned (kernel, lane) must have left its suite.tap.
+passed=0 failed=0
+while read -r lane kver; do
+	tap=$RESULTS_ROOT/$kver/suite.tap
+	[ "$LANES" = 1 ] || tap=$RESULTS_ROOT/$kver/lane$lane/suite.tap
+	if [ -f "$tap" ]; then
+		passed=$((passed + $(grep -c '^ok ' "$tap")))
+		failed=$((failed + $(grep -c '^not ok ' "$tap")))
+	else
+		failed=$((failed + 1))
+	fi
+done < <(awk '{ print $1, $2 }' "$PLAN" | sort -u)
+mapfile -t bad < "$FAILED"
 
 unit_said=
 if [ -n "$unit_pid" ]; then
@@ -190,11 +224,16 @@ if [ -n "$unit_pid" ]; then
 	else
 		cat "$unit_log"
 		unit_said="unit tests: FAILED (above; $unit_log)"
-		bad_kernels+=("host unit tests")
+		bad+=("host unit tests")
 	fi
 fi
 
-[ ${#bad_kernels[@]} = 0 ] || echo "check: failures on: ${bad_kernels[*]}"
+if [ ${#bad[@]} = 0 ] && [ "$failed" = 0 ] && [ "$LANES" != 1 ]; then
+	rm -rf "$RESULTS_ROOT/trees"
+elif [ "$LANES" != 1 ]; then
+	echo "check: the kernels' trees are kept in $RESULTS_ROOT/trees (build logs, modules)"
+fi
+[ ${#bad[@]} = 0 ] || echo "check: failures on: ${bad[*]}"
 [ -z "$unit_said" ] || echo "$unit_said"
 echo "vm suites: $passed passed, $failed failed"
-[ ${#bad_kernels[@]} = 0 ]
+[ ${#bad[@]} = 0 ] && [ "$failed" = 0 ]

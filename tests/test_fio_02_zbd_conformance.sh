@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 3600
 # SLOW: 1
-# LANE: 2
 # (About 6 minutes: make check runs it in its second lane, after the
 # crash boots, to even the lanes out.)
 #

@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 600
 # SLOW: 1
-# LANE: 2
 # ICOUNT: 0
 # The timing model's volatile write cache (docs/timing.md, buffer_mib;
 # wcache_mib, its old name, still accepted and printed back as buffer_mib),

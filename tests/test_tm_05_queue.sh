@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 600
 # SLOW: 1
-# LANE: 2
 # ICOUNT: 0
 # The timing model's command queueing (docs/timing.md, queue_depth), over
 # a RAM-backed null_blk:

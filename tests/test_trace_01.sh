@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 400
 # SLOW: 1
-# LANE: 2
 # (Our tracepoints do not depend on the kernel, and bpftrace starts slowly
 # under TCG: make check runs this on the first kernel only, in its second
 # lane, which was 2 minutes shorter than the first on 2026-11-27.)
