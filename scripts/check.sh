@@ -87,7 +87,7 @@ while read -r kver set; do
 	i=$((i + 1))
 	select_tests "$kver" "$set" | sed "s/^/$i $kver /"
 done <<< "$list" |
-awk -v lanes="$LANES" '
+awk '
 	FNR == NR { if ($1 !~ /^#/ && NF == 2) secs[$1] = $2; next }
 	{ print $1, $2, $3, ($3 in secs) ? secs[$3] : 60 }
 ' tests/durations - | sort -s -k1,1n -k4,4nr |
@@ -97,6 +97,11 @@ awk -v lanes="$LANES" '{
 	work[l] += $4
 	print l, $2, $3
 }' > "$PLAN"
+# A kernel with nothing to run (a filter that matched nothing, vm-run
+# --list failing) is a failure, not a pass.
+for kver in $kernels; do
+	grep -qF " $kver " "$PLAN" || echo "$kver(no tests)" >> "$FAILED"
+done
 for l in $(seq 1 "$LANES"); do
 	echo "check: lane $l: $(awk -v l="$l" '$1 == l' "$PLAN" | wc -l) tests, about" \
 		"$(awk -v l="$l" 'FNR == NR { if (NF == 2) s[$1] = $2; next } $1 == l { t += ($3 in s) ? s[$3] : 60 } END { print t + 0 }' tests/durations "$PLAN") s by tests/durations"
@@ -115,6 +120,7 @@ build() {
 	if ! make -C "$tree" --no-print-directory modules KVER="$kver" ||
 	   ! make -C "$tree" --no-print-directory test-modules KVER="$kver"; then
 		echo "check: cannot build the modules for $kver" >&2
+		echo "$kver(build)" >> "$FAILED"
 		return 1
 	fi
 	series=$(echo "$kver" | cut -d. -f1-2)
@@ -125,12 +131,14 @@ build() {
 	elif [ "$got" != "$(sort "$golden")" ]; then
 		echo "check: probe results for $kver differ from $golden:" >&2
 		diff <(sort "$golden") <(echo "$got") >&2
+		echo "$kver(probes)" >> "$FAILED"
 		return 1
 	fi
 }
 
 # build_once VER: build VER's tree unless a lane already has (or failed
-# to); the other lane waits on the lock meanwhile.
+# to); the other lane waits on the lock meanwhile. A failure is recorded
+# once, by the lane that built.
 build_once() {
 	local kver=$1 tree
 	tree=$(tree_of "$kver")
@@ -158,10 +166,7 @@ run_lane() {
 		results=$RESULTS_ROOT/$kver
 		[ "$LANES" = 1 ] || results+=/lane$lane
 		echo "=== kernel $kver: $(wc -w <<< "$tests") tests of its $set suite in lane $lane"
-		if ! build_once "$kver"; then
-			echo "$kver(build)" >> "$FAILED"
-			continue
-		fi
+		build_once "$kver" || continue
 		envs=()
 		# Crash points: 2 rounds, 15 states per model (4 and 40 on the first).
 		[ "$kver" = "$slow_kernel" ] || [ "$set" = smoke ] ||
@@ -196,9 +201,10 @@ fi
 if [ "$LANES" = 1 ]; then
 	run_lane 1
 else
-	run_lane 1 > >(sed -u 's/^/lane1: /') 2>&1 &
+	# Waiting for the sed waits for its lane too, and for its last lines.
+	run_lane 1 2>&1 | sed -u 's/^/lane1: /' &
 	pid1=$!
-	run_lane 2 > >(sed -u 's/^/lane2: /') 2>&1 &
+	run_lane 2 2>&1 | sed -u 's/^/lane2: /' &
 	pid2=$!
 	wait "$pid1" "$pid2"
 fi
@@ -233,6 +239,7 @@ if [ ${#bad[@]} = 0 ] && [ "$failed" = 0 ] && [ "$LANES" != 1 ]; then
 elif [ "$LANES" != 1 ]; then
 	echo "check: the kernels' trees are kept in $RESULTS_ROOT/trees (build logs, modules)"
 fi
+[ $((passed + failed)) -gt 0 ] || bad+=("no test ran")
 [ ${#bad[@]} = 0 ] || echo "check: failures on: ${bad[*]}"
 [ -z "$unit_said" ] || echo "$unit_said"
 echo "vm suites: $passed passed, $failed failed"

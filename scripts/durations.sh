@@ -1,20 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# scripts/durations.sh - print tests/durations again from what make check
+# scripts/durations.sh - tests/durations again, from what make check
 # (scripts/check.sh) printed: each test's seconds, the mean over the
-# kernels it ran on. A test in the shared boot counts its own time (the
-# "done ... in Ns" line), a crash test the time of all its boots (the
-# "VM ended ... after Ns" lines of boots named after it).
+# kernels (and logs) it ran in. A test in a shared boot counts its own
+# time (the "done ... in Ns" line), a crash test the time of all its
+# boots (the "VM ended ... after Ns" or "VM killed after Ns" lines of
+# the boots named after it). A test no log has keeps its line.
 #
-#   scripts/durations.sh CHECK-LOG... > tests/durations
+#   scripts/durations.sh CHECK-LOG... > d && mv d tests/durations
 #
-# check.sh's lines carry a "laneN: " prefix (two lanes) and a "===
-# kernel VER:" line starts each kernel of a lane.
+# (Through a file: the table's header and old lines are read from
+# tests/durations.) check.sh's lines carry a "laneN: " prefix (two
+# lanes), and a "=== kernel VER:" line starts each kernel of a lane.
 set -euo pipefail
-[ $# -gt 0 ] || { sed -n '3,12s/^# \{0,1\}//p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '3,14s/^# \{0,1\}//p' "$0"; exit 2; }
+table=$(dirname "$0")/../tests/durations
 
-sed -n '/^#/p; /^[^#]/q' "$(dirname "$0")/../tests/durations"
+sed -n '/^#/p; /^[^#]/q' "$table"
 awk '
+	FNR == 1 { file++; delete kernel }
 	{
 		lane = "1"
 		if (match($0, /lane[0-9]+: /)) lane = substr($0, RSTART + 4, RLENGTH - 6)
@@ -28,14 +32,14 @@ awk '
 		for (i = 1; i <= NF; i++) if ($i == "done") break
 		name = $(i + 2); sub(/:$/, "", name)
 		secs = $NF; sub(/s$/, "", secs)
-		run[name, kernel[lane]] += secs
+		run[name, file SUBSEP kernel[lane]] += secs
 		next
 	}
-	/ boot test_[^ ]+\.b[0-9]+: VM ended .* after [0-9]+s$/ {
+	/ boot test_[^ ]+\.b[0-9]+: VM (ended .* after|killed after) [0-9]+s$/ {
 		for (i = 1; i <= NF; i++) if ($i == "boot") break
 		name = $(i + 1); sub(/\.b[0-9]+:$/, ".sh", name)
 		secs = $NF; sub(/s$/, "", secs)
-		boots[name, kernel[lane]] += secs
+		boots[name, file SUBSEP kernel[lane]] += secs
 	}
 	END {
 		# A crash test: its boots; any other: its own time.
@@ -46,5 +50,8 @@ awk '
 			n[f[1]]++; sum[f[1]] += val[key]
 		}
 		for (name in n) printf "%s %d\n", name, sum[name] / n[name] + 0.5
+		# The tests no log has keep their old line.
+		while ((getline line < old) > 0)
+			if (line !~ /^#/ && split(line, f, " ") == 2 && !(f[1] in n)) print line
 	}
-' "$@" | sort
+' old="$table" "$@" | sort

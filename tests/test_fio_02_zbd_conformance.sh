@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # TIMEOUT: 3600
 # SLOW: 1
-# (About 6 minutes: make check runs it in its second lane, after the
-# crash boots, to even the lanes out.)
+# (About 6 minutes, the longest test: make check gives it to a lane
+# first, by tests/durations.)
 #
 # fio's own zoned block device conformance script, t/zbd/test-zbd-support
 # from fio's source (scripts/setup-fio-source.sh fetches and builds it;

@@ -3,8 +3,7 @@
 # TIMEOUT: 400
 # SLOW: 1
 # (Our tracepoints do not depend on the kernel, and bpftrace starts slowly
-# under TCG: make check runs this on the first kernel only, in its second
-# lane, which was 2 minutes shorter than the first on 2026-11-27.)
+# under TCG: make check runs this on the first kernel only.)
 #
 # Tracepoints: "trace-cmd record -e dm_smr -e dm_caveat" around a small
 # workload on one device of each model captures every event
