@@ -5,7 +5,9 @@
 # kernels (and logs) it ran in. A test in a shared boot counts its own
 # time (the "done ... in Ns" line), a crash test the time of all its
 # boots (the "VM ended ... after Ns" or "VM killed after Ns" lines of
-# the boots named after it). A test no log has keeps its line.
+# the boots named after it); the tests of a counted boot (ICOUNT), whose
+# clock runs ahead of the host's, share its host time in proportion to
+# their own. A test no log has keeps its line.
 #
 #   scripts/durations.sh CHECK-LOG... > d && mv d tests/durations
 #
@@ -28,11 +30,32 @@ awk '
 		kernel[lane] = substr($0, RSTART + 11, RLENGTH - 12)
 		next
 	}
+	/ boot [^ ]+: starting VM/ {
+		for (i = 1; i <= NF; i++) if ($i == "boot") break
+		id = $(i + 1); sub(/:$/, "", id)
+		boot[lane] = id; npend[lane] = 0; gsum[lane] = 0
+		next
+	}
 	/ done [0-9]+ test_[^ ]+\.sh: .* in [0-9]+s$/ {
 		for (i = 1; i <= NF; i++) if ($i == "done") break
 		name = $(i + 2); sub(/:$/, "", name)
 		secs = $NF; sub(/s$/, "", secs)
-		run[name, file SUBSEP kernel[lane]] += secs
+		key = name SUBSEP file SUBSEP kernel[lane]
+		if (boot[lane] ~ /^icount/) {
+			# The guest clock of a counted boot runs ahead of the
+			# host: scaled when the boot ends, below.
+			pend[lane, ++npend[lane]] = key; gsecs[lane, npend[lane]] = secs
+			gsum[lane] += secs
+		} else {
+			run[key] += secs
+		}
+		next
+	}
+	/ boot icount[0-9]+: VM ended .* after [0-9]+s$/ {
+		secs = $NF; sub(/s$/, "", secs)
+		scale = (gsum[lane] > secs) ? secs / gsum[lane] : 1
+		for (j = 1; j <= npend[lane]; j++) run[pend[lane, j]] += gsecs[lane, j] * scale
+		npend[lane] = 0
 		next
 	}
 	/ boot test_[^ ]+\.b[0-9]+: VM (ended .* after|killed after) [0-9]+s$/ {
