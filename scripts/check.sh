@@ -69,7 +69,7 @@ kernels=$(awk '{ print $1 }' <<< "$list")
 
 mkdir -p "$RESULTS_ROOT"
 FAILED=$RESULTS_ROOT/.check-failed	# one line for each build or run that failed
-PLAN=$RESULTS_ROOT/lanes.plan		# LANE KVER TEST, one line a test
+PLAN=$RESULTS_ROOT/lanes.plan		# LANE KVER TEST SECONDS, one line a test
 : > "$FAILED"
 
 # select_tests VER SET: the file names of one kernel's tests.
@@ -95,7 +95,7 @@ awk -v lanes="$LANES" '{
 	l = 1
 	for (j = 2; j <= lanes; j++) if (work[j] < work[l]) l = j
 	work[l] += $4
-	print l, $2, $3
+	print l, $2, $3, $4
 }' > "$PLAN"
 # A kernel with nothing to run (a filter that matched nothing, vm-run
 # --list failing) is a failure, not a pass.
@@ -103,8 +103,8 @@ for kver in $kernels; do
 	grep -qF " $kver " "$PLAN" || echo "$kver(no tests)" >> "$FAILED"
 done
 for l in $(seq 1 "$LANES"); do
-	echo "check: lane $l: $(awk -v l="$l" '$1 == l' "$PLAN" | wc -l) tests, about" \
-		"$(awk -v l="$l" 'FNR == NR { if (NF == 2) s[$1] = $2; next } $1 == l { t += ($3 in s) ? s[$3] : 60 } END { print t + 0 }' tests/durations "$PLAN") s by tests/durations"
+	awk -v l="$l" '$1 == l { n++; t += $4 }
+		END { printf "check: lane %d: %d tests, about %d s by tests/durations\n", l, n, t }' "$PLAN"
 done
 
 # tree_of VER: the tree VER's modules are built in and its tests run from.
@@ -180,7 +180,7 @@ run_lane() {
 
 # Fresh results and, with two lanes, a tree for each kernel.
 for kver in $kernels; do
-	rm -rf "${RESULTS_ROOT:?}/$kver" "$RESULTS_ROOT/$kver-boots"
+	rm -rf "${RESULTS_ROOT:?}/$kver"
 	[ "$LANES" = 1 ] && continue
 	tree=$(tree_of "$kver")
 	rm -rf "$tree" "$tree.lock"

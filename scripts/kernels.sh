@@ -9,7 +9,7 @@
 # smoke set: tests marked "# SMOKE: 1"). Series missing here are left
 # out; SMR_KERNELS (as for setup-deps.sh) narrows the list,
 # SMR_WHOLE_SUITE names the series that run the whole suite (default
-# "6.1 6.12"; "6.1 6.12 newest" for all three: two lanes took 51 minutes
+# "6.1 6.12"; "6.1 6.12 newest" for all three: two lanes took 52 minutes
 # here on 2026-11-30, more than CI has room for; docs/testing.md, "What
 # runs where").
 set -euo pipefail
