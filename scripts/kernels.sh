@@ -4,14 +4,12 @@
 #
 #   <version> full|smoke
 #
-# the newest installed 6.1 kernel and the newest 6.12 (the whole suite),
-# and the newest kernel set up by scripts/setup-newest-kernel.sh (the
-# smoke set: tests marked "# SMOKE: 1"). Series missing here are left
-# out; SMR_KERNELS (as for setup-deps.sh) narrows the list,
-# SMR_WHOLE_SUITE names the series that run the whole suite (default
-# "6.1 6.12"; "6.1 6.12 newest" for all three: two lanes took 52 minutes
-# here on 2026-11-30, more than CI has room for; docs/testing.md, "What
-# runs where").
+# the newest installed 6.1 kernel, the newest 6.12 and the newest kernel
+# set up by scripts/setup-newest-kernel.sh, each with the whole suite.
+# Series missing here are left out; SMR_KERNELS (as for setup-deps.sh)
+# narrows the list, SMR_WHOLE_SUITE names the series that run the whole
+# suite (default all three, "6.1 6.12 newest"); the others run the smoke
+# set (tests marked "# SMOKE: 1"; docs/testing.md, "What runs where").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,13 +19,13 @@ for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
 		v=$(ls /boot/vmlinuz-"$series".*-amd64 2>/dev/null | sort -V | tail -n 1)
 		v=${v#/boot/vmlinuz-}
 		set=smoke
-		case " ${SMR_WHOLE_SUITE:-6.1 6.12} " in *" $series "*) set=full ;; esac
+		case " ${SMR_WHOLE_SUITE:-6.1 6.12 newest} " in *" $series "*) set=full ;; esac
 		[ -n "$v" ] && [ -d "/lib/modules/$v/build" ] && echo "$v $set"
 		;;
 	newest)
 		v=$(scripts/setup-newest-kernel.sh --print 2>/dev/null | sed -n 's/^KVER=//p')
 		set=smoke
-		case " ${SMR_WHOLE_SUITE:-6.1 6.12} " in *" newest "*) set=full ;; esac
+		case " ${SMR_WHOLE_SUITE:-6.1 6.12 newest} " in *" newest "*) set=full ;; esac
 		[ -n "$v" ] && echo "$v $set"
 		;;
 	esac
