@@ -23,8 +23,11 @@
 # the longest first, each to the lane with less work so far, counted over
 # all kernels, so both lanes end at about the same time (lanes.plan in
 # the results says which test went where). Lane 1 takes the kernels in
-# order, lane 2 in reverse order: each kernel's modules are built once,
-# by the lane that comes to it first, in a copy of the tree kept for that
+# order, lane 2 from the second on, the first last (6.12, the newest,
+# 6.1): the lanes start on kernels of their own, and the newest, whose
+# builds run in its chroot, comes after the minutes in which CI's DKMS
+# build installs dkms there (.ci/run). Each kernel's modules are built
+# once, by the lane that comes to it first, in a copy of the tree kept for that
 # kernel (tests/results/trees/VER: the guest loads the modules from the
 # tree its tests run from), and the other lane finds them built. Results
 # go to tests/results/VER/laneN/ (suite.tap, logs); lane N's lines are
@@ -157,7 +160,7 @@ build_once() {
 run_lane() {
 	local lane=$1 kver set tree results tests envs order paths t
 	order=$kernels
-	[ "$lane" = 2 ] && order=$(tac <<< "$kernels")
+	[ "$lane" = 2 ] && order=$(sed 1d <<< "$kernels"; head -n 1 <<< "$kernels")
 	for kver in $order; do
 		tests=$(awk -v l="$lane" -v k="$kver" '$1 == l && $2 == k { print $3 }' "$PLAN")
 		[ -n "$tests" ] || continue
