@@ -12,8 +12,8 @@
 #                        (+ depmod), then make -C userspace uninstall
 #   make check           set up, build, run the userspace tests and the VM
 #                        suite on every kernel scripts/kernels.sh lists
-#                        (6.1 and 6.12 whole, the newest its smoke set;
-#                        SMR_WHOLE_SUITE="6.1 6.12 newest": all whole),
+#                        (6.1, 6.12 and the newest, each whole; a series
+#                        left out of SMR_WHOLE_SUITE runs its smoke set),
 #                        in two VMs at a time
 #   make check KVER=V    the VM suite on kernel V alone (SMOKE=1: smoke set)
 #   make demo            set up what the demo needs (one kernel), build, boot
