@@ -34,12 +34,9 @@ vng=${SMR_VENV:-$ROOT/.venv}/bin/vng
 local_version=${SMR_DEBUG_LOCALVERSION:--smrlean}
 [[ $local_version =~ ^-[a-z0-9]+$ ]] || die "SMR_DEBUG_LOCALVERSION '$local_version': a dash and lower-case letters or digits"
 
+install_missing linux-source-"$series" bc flex bison libelf-dev libssl-dev dwarves debhelper
 src=/usr/src/linux-source-$series.tar.xz
-if [ ! -f "$src" ]; then
-	echo "$ME: installing linux-source-$series and the build's tools"
-	apt-get install -y -q linux-source-"$series" bc flex bison libelf-dev \
-		libssl-dev dwarves debhelper > /dev/null
-fi
+[ -f "$src" ] || die "no $src after installing linux-source-$series"
 mkdir -p "$work"
 cd "$work"
 tree=linux-source-$series
@@ -68,8 +65,9 @@ while IFS= read -r line; do
 	case $want in
 	"# "*) grep -q "^$sym=" .config || continue ;;	# off, or gone with what it needs
 	esac
-	if grep -q "^$sym=\|^# $sym is not set" .config; then
-		echo "$ME: warning: .config has $(grep "^$sym=\|^# $sym is not set" .config), not '$want'" >&2
+	have=$(grep "^$sym=\|^# $sym is not set" .config || true)
+	if [ -n "$have" ]; then
+		echo "$ME: warning: .config has $have, not '$want'" >&2
 	else
 		echo "$ME: warning: no $sym in this kernel's .config (asked: '$want')" >&2
 	fi

@@ -14,18 +14,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
+	set=smoke
+	case " ${SMR_WHOLE_SUITE:-6.1 6.12 newest} " in *" $series "*) set=full ;; esac
 	case $series in
 	6.1|6.12)
 		v=$(ls /boot/vmlinuz-"$series".*-amd64 2>/dev/null | sort -V | tail -n 1)
 		v=${v#/boot/vmlinuz-}
-		set=smoke
-		case " ${SMR_WHOLE_SUITE:-6.1 6.12 newest} " in *" $series "*) set=full ;; esac
 		[ -n "$v" ] && [ -d "/lib/modules/$v/build" ] && echo "$v $set"
 		;;
 	newest)
 		v=$(scripts/setup-newest-kernel.sh --print 2>/dev/null | sed -n 's/^KVER=//p')
-		set=smoke
-		case " ${SMR_WHOLE_SUITE:-6.1 6.12 newest} " in *" newest "*) set=full ;; esac
 		[ -n "$v" ] && echo "$v $set"
 		;;
 	esac
