@@ -178,6 +178,7 @@ run_lane() {
 		for t in $tests; do paths+=("$tree/tests/$t"); done
 		env "${envs[@]}" "$tree/tests/vm-run" --kernel "$kver" --results "$results" "${paths[@]}" ||
 			echo "$kver ($set suite, lane $lane)" >> "$FAILED"
+		echo "=== kernel $kver: lane $lane done at $SECONDS s of check.sh"
 	done
 }
 

@@ -10,25 +10,52 @@
 # objects) to /usr/src/dm-smr-<version>, runs "dkms add", then "dkms
 # build" and, unless --build-only, "dkms install" for each KVER (default:
 # the running kernel). DKMS builds through the top-level Makefile, so the
-# compat probes run against each kernel's headers.
+# compat probes run against each kernel's headers. A failed build prints
+# the end of DKMS's make.log.
+#
+# One run at a time: each starts by removing the registration and the
+# source copy the last one made, which would pull them from under a build
+# still running (CI builds beside its tests, and a unit test registers).
+# A second run waits for the first (at most SMR_DKMS_WAIT seconds, default
+# 1800), on a lock in DKMS's tree.
+#
+# Environment: SMR_DKMS_TREE and SMR_DKMS_SOURCE, the trees DKMS keeps
+# its builds and the sources in (default /var/lib/dkms and /usr/src):
+# the unit tests register in trees of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ME=dkms-install
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 INSTALL=1
 if [ "${1:-}" = --build-only ]; then INSTALL=0; shift; fi
 if [ "${1:-}" = --register-only ]; then shift; set -- ; REGISTER_ONLY=1; fi
 [ $# -gt 0 ] || [ "${REGISTER_ONLY:-0}" = 1 ] || set -- "$(uname -r)"
-command -v dkms > /dev/null || { echo "dkms-install: install dkms first (apt-get install dkms)" >&2; exit 1; }
+command -v dkms > /dev/null || die "install dkms first (apt-get install dkms)"
 
 name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' dkms.conf)
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
-src=/usr/src/$name-$version
+dkms_tree=${SMR_DKMS_TREE:-/var/lib/dkms}
+source_tree=${SMR_DKMS_SOURCE:-/usr/src}
+dkms() {
+	command dkms --dkmstree "$dkms_tree" --sourcetree "$source_tree" "$@"
+}
+src=$source_tree/$name-$version
+tree=$dkms_tree/$name/$version
+
+mkdir -p "$dkms_tree" "$source_tree"
+exec 9> "$dkms_tree/.$name.lock"
+if ! flock -n 9; then
+	echo "$ME: another run is registering or building $name; waiting for it"
+	flock -w "${SMR_DKMS_WAIT:-1800}" 9 ||
+		die "another run still holds $dkms_tree/.$name.lock after ${SMR_DKMS_WAIT:-1800} s"
+fi
 
 # Forget an earlier registration first. "dkms status" cannot see one
 # whose source directory is gone (it only complains on stderr), yet "dkms
 # add" refuses while its tree exists, so look at the tree itself; and if
 # "dkms remove" cannot read it either, drop the tree by hand.
-tree=/var/lib/dkms/$name/$version
 if [ -e "$tree" ] || [ -L "$tree" ]; then
 	dkms remove -m "$name" -v "$version" --all > /dev/null 2>&1 || true
 	rm -rf "$tree"
@@ -51,7 +78,13 @@ rm -rf "$src/compat/generated"
 dkms add -m "$name" -v "$version" > /dev/null
 
 for k in "$@"; do
-	echo "dkms-install: building $name $version for $k"
-	dkms build -m "$name" -v "$version" -k "$k"
+	echo "$ME: building $name $version for $k"
+	if ! dkms build -m "$name" -v "$version" -k "$k"; then
+		if [ -f "$tree/build/make.log" ]; then
+			echo "$ME: the end of $tree/build/make.log:"
+			tail -n 40 "$tree/build/make.log"
+		fi
+		die "the DKMS build for $k failed"
+	fi
 	[ $INSTALL = 0 ] || dkms install -m "$name" -v "$version" -k "$k"
 done
