@@ -125,6 +125,16 @@ install_kernel() {	# VER: image and headers of one Debian kernel
 		"linux-image-$v" "linux-headers-$v" > /dev/null
 }
 
+# The newest kernel first: its minutes of debootstrap and apt run in a
+# chroot of its own (its own dpkg database), beside the installs of the
+# other two kernels, fio's source and the venv here.
+case " ${SMR_KERNELS:-6.1 6.12 newest} " in
+*" newest "*)
+	newest_log=$(mktemp /tmp/setup-newest.XXXXXX.log)
+	"$ROOT/scripts/setup-newest-kernel.sh" > /dev/null 2> "$newest_log" &
+	newest_pid=$!
+	;;
+esac
 for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
 	case $series in
 	6.1)
@@ -141,13 +151,7 @@ for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
 		[ -n "$kver" ] || { echo "setup-deps: bookworm-security has no 6.12 kernel" >&2; exit 1; }
 		install_kernel "$kver"
 		;;
-	newest)
-		# Minutes of debootstrap and apt in a chroot of its own (its own
-		# dpkg database): it runs beside the rest of the set-up here.
-		newest_log=$(mktemp /tmp/setup-newest.XXXXXX.log)
-		"$ROOT/scripts/setup-newest-kernel.sh" > /dev/null 2> "$newest_log" &
-		newest_pid=$!
-		;;
+	newest) ;;	# started above
 	*)
 		echo "setup-deps: unknown kernel series '$series' in SMR_KERNELS (6.1, 6.12, newest)" >&2
 		exit 1
