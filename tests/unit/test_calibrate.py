@@ -115,7 +115,7 @@ class SimDM(SimDev):
     once it is full does each such write wait for the oldest one's way
     to the media."""
 
-    def __init__(self, keys, size, band, cache, idle_s, wcache=0, **kw):
+    def __init__(self, keys, size, band, cache, idle_s, wcache=0, step_phase=None, **kw):
         kw.setdefault("sysfs", {"queue/zoned": "none",
                                 "queue/write_cache": "write back" if wcache else "write through"})
         super().__init__(keys, size, **kw)
@@ -125,6 +125,11 @@ class SimDM(SimDev):
         self.slots = []          # bands of the cached blocks, oldest first
         self.idle_s, self.now, self.last = idle_s, 0.0, 0.0
         self.rrng = random.Random(5)
+        # step_phase=SEED: a write that finds cleaning under way waits for
+        # what is left of the step in progress, anything from none of it
+        # to all (it comes at a random point of the step), as dm-smr's
+        # idle cleaning yields to a host write after its current step.
+        self.prng = random.Random(step_phase) if step_phase is not None else None
 
     def read(self, off, n):
         t = super().read(off, n)
@@ -148,7 +153,8 @@ class SimDM(SimDev):
         if self.now - self.last >= self.idle_s and self.slots:
             # background cleaning has a chunk read of its band in flight
             band_pos = self.slots[0] * self.band_sect
-            t += self.m.service_ns(self.cache_pos, band_pos, tm_model.CHUNK) / 1000.0
+            step = self.m.service_ns(self.cache_pos, band_pos, tm_model.CHUNK) / 1000.0
+            t += self.prng.uniform(0, step) if self.prng else step
         if len(self.slots) * 8 + 8 > self.cache_sect:
             b = self.slots[0]
             t += tm_model.band_rewrite_ns(self.m, b * self.band_sect, self.band_sect,
@@ -738,6 +744,21 @@ class DriveManaged(unittest.TestCase):
             # the place probe reads the nearest fresh ones (20 MiB on)
             self.assertLessEqual(p.cache_at, 15)
             self.assertIn("cache_at = %d\n" % p.cache_at, text)
+
+    def test_idle_found_whatever_part_of_a_step_a_write_meets(self):
+        # A write after a pause meets the cleaning step in progress at a
+        # random point: a short remainder is no longer than a metadata
+        # commit's wait, the probe's limit. One write a pause missed the
+        # cleaning at 2 s and 4 s in a VM run (idle_ms 8000 for 1000 set).
+        found = []
+        for seed in range(16):
+            keys = dict(HDD, cache_at=700)
+            dev = SimDM(keys, 576 << 20, 8 << 20, 8 << 20, 1.0, step_phase=seed)
+            p = cal.Probe(dev, 600, quiet=True)
+            p.sleep = dev.sleep
+            p.run(7200, write=True)
+            found.append(p.idle_ms)
+        self.assertTrue(all(f is not None and 1000 <= f <= 4000 for f in found), found)
 
     def test_through_a_volatile_write_cache(self):
         """A drive with 32 MiB of DRAM in front of an 8 MiB persistent
