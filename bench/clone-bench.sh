@@ -15,17 +15,19 @@
 #     5400, with --write-probes for the drive-managed one (the rpm is
 #     given: over a null_blk the device is not rotational);
 #  2. a clone is made from the measured profile (smrctl create --profile)
-#     over a second null_blk of the same size and written whole; the
-#     original is made again, fresh, and written whole;
+#     over a second null_blk of the same size, and the original is made
+#     again, fresh;
 #  3. the same fio jobs run on both, the same random offsets on each:
 #     4 KiB random writes at depth 1 (host-managed: in its conventional
 #     zones; drive-managed: over the whole device, into its persistent
-#     cache until it fills, then each waiting for a band's cleaning), and
-#     1 MiB sequential reads of 16 MiB at the start and at the end;
-#     drive-managed, from the random writes' latencies: the cache phase's
-#     rate, its length (writes before the first of three within 256 that
-#     took ten times the phase's median, the probe's rule) and the rate
-#     after it (the collapse).
+#     cache until it fills, then each waiting for a band's cleaning);
+#     then each is written whole and read: 1 MiB sequential reads of 16
+#     MiB at the start and at the end. Drive-managed, from the random
+#     writes' latencies: the cache phase's rate, its length (the writes
+#     before the first of three within 256 that took ten times the median
+#     of the first 256: the probe's rule, which takes its median over
+#     fewer) and the rate after it (the collapse).
+# A job that gives no figure fails the run (not ok).
 # Prints one table ("# bench:" lines): each figure on the original and the
 # clone, their ratio, and "off" where they differ by more than 15 %, the
 # agreement docs/timing.md asks of a clone. Passes or fails on errors only.
@@ -83,7 +85,7 @@ seq_read() {
 # latency in LOG (µs, one a line). Prints their IOPS.
 rand_writes() {
 	local lat=$T_WORK/lat.$1
-	rm -f "$lat"_lat.*.log
+	rm -f "$lat"_lat.*.log "$4"
 	fio --name=w --filename="/dev/mapper/$1" --rw=randwrite --bs=4k --size="$2" \
 		--number_ios="$3" --norandommap=1 --randseed=4242 --direct=1 \
 		--ioengine=psync --write_lat_log="$lat" --log_avg_msec=0 \
@@ -114,15 +116,21 @@ print("%.1f %d %.2f" % (iops(phase), end, iops(after)))
 PY
 }
 
-# row MODEL FIGURE UNIT ORIGINAL CLONE: a line of the table.
+# row MODEL FIGURE UNIT ORIGINAL CLONE: a line of the table ("|"
+# between fields: read would merge tabs around an empty one). A figure
+# a job did not give fails the run and shows as "-".
 row() {
-	printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$ROWS"
+	local v
+	for v in "$4" "$5"; do
+		[ -n "$v" ] || not_ok "$1: $2 ($3)" "a job gave no figure"
+	done
+	printf '%s|%s|%s|%s|%s\n' "$1" "$2" "$3" "${4:--}" "${5:--}" >> "$ROWS"
 }
 
 # drive MODEL TABLE PROBE_ARGS...: probe the original, make the clone,
 # run the jobs on both, add their rows.
 drive() {
-	local model=$1 table=$2 p=$T_WORK/$1.profile n
+	local model=$1 table=$2 p=$T_WORK/$1.profile n sz
 	local -A f=()	# FIGURE:DEVICE -> value
 	shift 2
 	# What the rest needs stops the benchmark when it fails (bail).
@@ -132,20 +140,25 @@ drive() {
 	check "$model: smrctl calibrate --rpm 5400 $*" "$SMRCTL" calibrate /dev/mapper/orig \
 		--rpm 5400 "$@" --output "$p" --quiet || bail "$model: the probe failed"
 	say "$model: the measured profile: $(grep -v '^#' "$p" | tr '\n' ' ')"
+	echo clone >> "$T_WORK/.dm-devices"	# removed at exit, if made
 	check "$model: the clone, from the measured profile" "$SMRCTL" create clone \
 		--profile "$p" --dev "$nb_b" --size "${MB}M" --format ||
 		bail "$model: cannot create the clone"
-	echo clone >> "$T_WORK/.dm-devices"
 	say "$model: the clone's table: $(dmsetup table clone)"
 	check "$model: the original again, fresh" dm_remove orig
 	check "$model: ... made again" dm_create orig "${table/BACKING/$nb_a}" ||
 		bail "$model: cannot create the original again"
+	# The random writes over the size both have (the clone is as large
+	# as its profile's layout allows).
+	sz=$(blockdev --getsize64 /dev/mapper/orig)
+	n=$(blockdev --getsize64 /dev/mapper/clone)
+	[ "$n" -ge "$sz" ] || sz=$n
 	for n in orig clone; do
 		if [ "$model" = host-managed ]; then
 			# The conventional zones take random writes.
 			f[rw:$n]=$(rand_writes "$n" $((3 * ZS * 512)) $RANDOM_WRITES_HM "$T_WORK/$n.lat")
 		else
-			f[rw:$n]=$(rand_writes "$n" $((S * 512)) $RANDOM_WRITES_DM "$T_WORK/$n.lat")
+			f[rw:$n]=$(rand_writes "$n" "$sz" $RANDOM_WRITES_DM "$T_WORK/$n.lat")
 			read -r "f[phase:$n]" "f[len:$n]" "f[after:$n]" < <(collapse "$T_WORK/$n.lat")
 		fi
 		check "$model, $n: write it whole" fill "$n"
@@ -172,7 +185,7 @@ drive drive-managed "$DM" --write-probes
 say "a drive and its clone (from smrctl calibrate's profile of it), $MB MiB over RAM-backed null_blk, instruction counting:"
 say "$(printf '%-14s %-52s %-7s %10s %10s %6s' model figure unit original clone ratio)"
 off=0
-while IFS=$'\t' read -r model fig unit a b; do
+while IFS='|' read -r model fig unit a b; do
 	r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.3f", b / a; else print "-" }')
 	mark=$(awk -v r="$r" 'BEGIN { if (r == "-" || r < 0.85 || r > 1.15) print "off" }')
 	[ -z "$mark" ] || off=$((off + 1))

@@ -125,9 +125,20 @@ install_kernel() {	# VER: image and headers of one Debian kernel
 		"linux-image-$v" "linux-headers-$v" > /dev/null
 }
 
+for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
+	case $series in
+	6.1|6.12|newest) ;;
+	*)
+		echo "setup-deps: unknown kernel series '$series' in SMR_KERNELS (6.1, 6.12, newest)" >&2
+		exit 1
+		;;
+	esac
+done
 # The newest kernel first: its minutes of debootstrap and apt run in a
 # chroot of its own (its own dpkg database), beside the installs of the
-# other two kernels, fio's source and the venv here.
+# other two kernels, fio's source and the venv here. (If the set-up here
+# fails first, that one still finishes: it stops cleanly only by itself,
+# and a later run takes up what it left.)
 case " ${SMR_KERNELS:-6.1 6.12 newest} " in
 *" newest "*)
 	newest_log=$(mktemp /tmp/setup-newest.XXXXXX.log)
@@ -152,10 +163,6 @@ for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
 		install_kernel "$kver"
 		;;
 	newest) ;;	# started above
-	*)
-		echo "setup-deps: unknown kernel series '$series' in SMR_KERNELS (6.1, 6.12, newest)" >&2
-		exit 1
-		;;
 	esac
 done
 

@@ -86,6 +86,10 @@ class DkmsInstallTest(unittest.TestCase):
         self.addCleanup(lock.close)
         fcntl.flock(lock, fcntl.LOCK_EX)
         p = self.start()
+        # If an assertion fails below, the run is stopped before the lock
+        # goes and the trees are removed (cleanups run last added first).
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
         time.sleep(3)
         self.assertIsNone(p.poll(), "a second run did not wait for the first")
         self.assertTrue(os.path.exists(marker),
