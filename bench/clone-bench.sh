@@ -32,6 +32,7 @@
 # clone, their ratio, and "off" where they differ by more than 15 %, the
 # agreement docs/timing.md asks of a clone. Passes or fails on errors only.
 . "$(dirname "$0")/../tests/common.sh"
+. "$SMR_ROOT/tests/lib/tm.sh"
 _prep_test "a drive cloned from its measured profile"
 require_cmd fio dmsetup python3 awk blockdev
 require_target smr
@@ -61,16 +62,6 @@ nb_b=$(new_nullb $((MB + 64)) max_sectors=2048) || bail "no second null_blk devi
 ROWS=$T_WORK/rows
 
 MIB=1048576
-# fill NAME: write the device whole, sequentially (host-managed: zone
-# by zone, in order; drive-managed: past the cache, sequential bypass).
-# The clone is as large as its profile's layout allows, at most $MB MiB.
-fill() {
-	dd if=/dev/zero of="/dev/mapper/$1" bs=1M oflag=direct status=none \
-		count=$(( $(blockdev --getsize64 "/dev/mapper/$1") / MIB ))
-}
-
-# key FILE KEY: a profile's value.
-key() { awk -v k="$2" '$1 == k && $2 == "=" { print $3 }' "$1"; }
 
 # seq_read NAME OFFSET: MB/s of 1 MiB direct reads of 16 MiB from OFFSET.
 seq_read() {
@@ -136,7 +127,7 @@ drive() {
 	# What the rest needs stops the benchmark when it fails (bail).
 	check "$model: the original, with the timing set" dm_create orig "${table/BACKING/$nb_a}" ||
 		bail "$model: cannot create the original"
-	[ "$model" = host-managed ] && check "$model: write it whole" fill orig
+	[ "$model" = host-managed ] && check "$model: write it whole" tm_fill orig
 	check "$model: smrctl calibrate --rpm 5400 $*" "$SMRCTL" calibrate /dev/mapper/orig \
 		--rpm 5400 "$@" --output "$p" --quiet || bail "$model: the probe failed"
 	say "$model: the measured profile: $(grep -v '^#' "$p" | tr '\n' ' ')"
@@ -161,7 +152,7 @@ drive() {
 			f[rw:$n]=$(rand_writes "$n" "$sz" $RANDOM_WRITES_DM "$T_WORK/$n.lat")
 			read -r "f[phase:$n]" "f[len:$n]" "f[after:$n]" < <(collapse "$T_WORK/$n.lat")
 		fi
-		check "$model, $n: write it whole" fill "$n"
+		check "$model, $n: write it whole" tm_fill "$n"
 		f[od:$n]=$(seq_read "$n" 0)
 		f[id:$n]=$(seq_read "$n" $(( $(blockdev --getsize64 "/dev/mapper/$n") - 16 * MIB )))
 	done

@@ -56,9 +56,11 @@ PACKAGES=(
 	python3-matplotlib
 	trace-cmd
 )
+# The kernel series to set up (below).
+SERIES=${SMR_KERNELS:-6.1 6.12 newest}
 # The newest kernel's chroot needs debootstrap: installed with the rest, so
 # that its set-up (below) never runs apt-get on the host beside ours.
-case " ${SMR_KERNELS:-6.1 6.12 newest} " in
+case " $SERIES " in
 *" newest "*) PACKAGES+=(debootstrap) ;;
 esac
 # Installed only if the archive has them (libzbd is not in every release).
@@ -125,7 +127,7 @@ install_kernel() {	# VER: image and headers of one Debian kernel
 		"linux-image-$v" "linux-headers-$v" > /dev/null
 }
 
-for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
+for series in $SERIES; do
 	case $series in
 	6.1|6.12|newest) ;;
 	*)
@@ -139,14 +141,14 @@ done
 # other two kernels, fio's source and the venv here. (If the set-up here
 # fails first, that one still finishes: it stops cleanly only by itself,
 # and a later run takes up what it left.)
-case " ${SMR_KERNELS:-6.1 6.12 newest} " in
+case " $SERIES " in
 *" newest "*)
 	newest_log=$(mktemp /tmp/setup-newest.XXXXXX.log)
 	"$ROOT/scripts/setup-newest-kernel.sh" > /dev/null 2> "$newest_log" &
 	newest_pid=$!
 	;;
 esac
-for series in ${SMR_KERNELS:-6.1 6.12 newest}; do
+for series in $SERIES; do
 	case $series in
 	6.1)
 		kver=$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)

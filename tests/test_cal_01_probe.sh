@@ -106,13 +106,6 @@ k_figures() {
 	near "seek_full_us" "$(key "$1" seek_full_us)" 24000 "$(tol 3600)"
 }
 
-# fill NAME: write the device whole, sequentially (its size is a whole
-# number of MiB).
-fill() {
-	dd if=/dev/zero of="/dev/mapper/$1" bs=1M oflag=direct status=none \
-		count=$(( $(blockdev --getsize64 "/dev/mapper/$1") >> 20 ))
-}
-
 # ---------------------------------------------------------- refusals ---
 check "create a caveat device over the null_blk" dm_create cal01 "0 $S caveat $nb 0 0 1 format"
 out=$("$CAL" "$nb" --quiet 2>&1); rc=$?
@@ -133,7 +126,7 @@ K="rpm 5400 seek_t2t_us 2000 seek_avg_us 12000 seek_full_us 24000 od_mbps 50 id_
 # the guest's own time per command, through the model.
 check "caveat, DID 0, 5400 rpm, 50-25 MB/s, no overhead" \
 	dm_create cal01 "0 $S caveat $nb 0 0 1 format timing 14 ${K% overhead_us*} overhead_us 0"
-check "write it whole" fill cal01
+check "write it whole" tm_fill cal01
 check "clear its counters" dmsetup message cal01 0 clear_stats
 B=$T_WORK/no-overhead.profile
 check "smrctl calibrate --rpm 5400, no overhead" "$SMRCTL" calibrate /dev/mapper/cal01 \
@@ -185,7 +178,7 @@ PR=$SMR_ROOT/userspace/smrctl/profiles/cmr-7k500.profile
 check "smrctl create --profile cmr-7k500 (576 MiB at the outer edge of its 500 GB)" \
 	"$SMRCTL" create cal01 --profile cmr-7k500 --dev "$nb" --size 576M --format
 [ -b /dev/mapper/cal01 ] && echo cal01 >> "$T_WORK/.dm-devices"
-check "write it whole" fill cal01
+check "write it whole" tm_fill cal01
 check "clear its counters" dmsetup message cal01 0 clear_stats
 P=$T_WORK/b.profile
 # Over a null_blk the dm device is not rotational (queue/rotational 0), as
@@ -228,7 +221,7 @@ check "remove it" dm_remove cal01
 ZS=$((32 * 2048))
 check "host-managed: 32 MiB zones, 3 conventional, max_open 6, with timing" \
 	dm_create cal01 "0 $S smr $nb host-managed $ZS 5 conv_zones 3 max_open 6 format timing 12 ${K% overhead_us*}"
-check "write it whole (zone by zone, in order)" fill cal01
+check "write it whole (zone by zone, in order)" tm_fill cal01
 check "clear its counters" dmsetup message cal01 0 clear_stats
 P=$T_WORK/c.profile
 check "smrctl calibrate" "$SMRCTL" calibrate /dev/mapper/cal01 --rpm 5400 --output "$P" --quiet

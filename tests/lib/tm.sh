@@ -7,6 +7,15 @@ TM="python3 $SMR_ROOT/tests/lib/tm_model.py"
 # The timing keys of a 7200 rpm disk the tests share (cmr-7k500's).
 TM_K="rpm 7200 seek_t2t_us 1000 seek_avg_us 8500 seek_full_us 17000 od_mbps 65 id_mbps 31"
 
+# tm_fill NAME: write dm device NAME whole, sequentially, in 1 MiB
+# writes (its size a whole number of MiB): a host-managed one zone by
+# zone, in order; a drive-managed one past its cache (sequential bypass).
+# The model times only what was written (test_cal_01, bench/clone-bench.sh).
+tm_fill() {
+	dd if=/dev/zero of="/dev/mapper/$1" bs=1M oflag=direct status=none \
+		count=$(( $(blockdev --getsize64 "/dev/mapper/$1") >> 20 ))
+}
+
 # field NAME INDEX: the INDEX-th word of NAME's status line (1 = start).
 field() { dmsetup status "$1" | awk -v k="$2" '{ print $k }'; }
 # The caveat line: 3 words of dm's, then 10 counters, then the model's.
