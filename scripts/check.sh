@@ -227,6 +227,16 @@ while read -r lane kver; do
 done < <(awk '{ print $1, $2 }' "$PLAN" | sort -u)
 mapfile -t bad < "$FAILED"
 
+# A digest of every failed test (scripts/failure-digest.sh), printed
+# last (.ci/run prints it again at its very end): a CI log is often read
+# from its tail only.
+DIGEST=$RESULTS_ROOT/failures.txt
+scripts/failure-digest.sh "$RESULTS_ROOT" "$PLAN" "$LANES" > "$DIGEST"
+if [ -s "$DIGEST" ]; then
+	echo "check: the failed tests ($DIGEST):"
+	cat "$DIGEST"
+fi
+
 unit_said=
 if [ -n "$unit_pid" ]; then
 	if wait "$unit_pid"; then
