@@ -66,6 +66,12 @@ static const struct {
 			     .min = 0, .max = 4096 },
 	/* SATA NCQ takes 32 commands; 0 is no queue (arrival order). */
 	[SMR_TM_QDEPTH] = { .name = "queue_depth", .min = 0, .max = 32 },
+	/*
+	 * Desktop drives keep 16-32 segments and read ahead up to a few MiB;
+	 * the bounds keep a lookup short under the lock (as queue_depth's).
+	 */
+	[SMR_TM_RSEGS] = { .name = "read_segments", .min = 0, .max = 32 },
+	[SMR_TM_AHEAD] = { .name = "read_ahead_kib", .min = 0, .max = 16384 },
 };
 
 /*
@@ -148,6 +154,10 @@ int smr_tm_parse(struct dm_arg_set *as, unsigned int allowed,
 		*error = "timing: seeks must satisfy seek_t2t_us <= seek_avg_us <= seek_full_us";
 		return -EINVAL;
 	}
+	if (p->v[SMR_TM_AHEAD] && !p->v[SMR_TM_RSEGS]) {
+		*error = "timing: read_ahead_kib reads into the read cache: give read_segments too";
+		return -EINVAL;
+	}
 	if ((p->given & BIT(SMR_TM_START_MB)) && !(p->given & BIT(SMR_TM_DRIVE_MB))) {
 		*error = "timing: start_mb places the device on a drive: give drive_mb too";
 		return -EINVAL;
@@ -206,6 +216,16 @@ struct smr_tm *smr_tm_create(const struct smr_tm_params *p, sector_t len,
 	tm->id_kbps = p->v[SMR_TM_ID] * 1000;
 	tm->wc_cap = (u64)p->v[SMR_TM_BUFFER] << 20;
 	tm->qd = p->v[SMR_TM_QDEPTH];
+	tm->nr_rsegs = p->v[SMR_TM_RSEGS];
+	tm->ahead = (sector_t)p->v[SMR_TM_AHEAD] << (10 - SECTOR_SHIFT);
+	if (tm->nr_rsegs) {
+		tm->rsegs = kcalloc(tm->nr_rsegs, sizeof(*tm->rsegs), GFP_KERNEL);
+		if (!tm->rsegs) {
+			kfree(tm);
+			*error = "timing: cannot allocate the read cache";
+			return ERR_PTR(-ENOMEM);
+		}
+	}
 	spin_lock_init(&tm->lock);
 	INIT_LIST_HEAD(&tm->armed);
 	INIT_LIST_HEAD(&tm->queue);
@@ -228,6 +248,7 @@ void smr_tm_destroy(struct smr_tm *tm)
 	 */
 	WARN_ON_ONCE(!list_empty(&tm->queue) || !list_empty(&tm->armed));
 	hrtimer_cancel(&tm->act);
+	kfree(tm->rsegs);
 	kfree(tm);
 }
 EXPORT_SYMBOL_GPL(smr_tm_destroy);
@@ -254,11 +275,24 @@ static u64 smr_tm_frac(struct smr_tm *tm, sector_t x)
 			 tm->span);
 }
 
+/* The media rate at @pos, kB/s: it falls linearly from the outer edge in. */
+static u64 smr_tm_kbps(struct smr_tm *tm, sector_t pos)
+{
+	return tm->od_kbps - (((u64)(tm->od_kbps - tm->id_kbps) *
+			       smr_tm_frac(tm, pos)) >> SMR_TM_FRAC_SHIFT);
+}
+
+/* ns to move @nsect at @kbps: bytes / (kB/s) = bytes * 10^6 / kbps ns. */
+static u64 smr_tm_xfer_ns(sector_t nsect, u64 kbps)
+{
+	return div64_u64((u64)nsect * SECTOR_SIZE * 1000000, kbps);
+}
+
 /* Service time of @nsect at @pos with the head at @head (pure). */
 static u64 smr_tm_service(struct smr_tm *tm, sector_t head, sector_t pos,
 			  sector_t nsect)
 {
-	u64 t = tm->overhead_ns, d, kbps;
+	u64 t = tm->overhead_ns, d;
 
 	if (pos != head) {
 		d = smr_tm_frac(tm, pos > head ? pos - head : head - pos);
@@ -267,20 +301,137 @@ static u64 smr_tm_service(struct smr_tm *tm, sector_t head, sector_t pos,
 			 SMR_TM_FRAC_SHIFT) +
 			((tm->b_ns * d) >> SMR_TM_FRAC_SHIFT);
 	}
-	/* The media rate falls linearly from the outer to the inner edge. */
-	kbps = tm->od_kbps - (((u64)(tm->od_kbps - tm->id_kbps) *
-			       smr_tm_frac(tm, pos)) >> SMR_TM_FRAC_SHIFT);
-	/* bytes / (kB/s) = bytes * 10^6 / kbps ns */
-	return t + div64_u64((u64)nsect * SECTOR_SIZE * 1000000, kbps);
+	return t + smr_tm_xfer_ns(nsect, smr_tm_kbps(tm, pos));
+}
+
+/*
+ * The read cache. How far segment @s holds data at @t: its look-ahead
+ * reads on from @ready at the media rate there until @stop. No product
+ * here exceeds (stop - ready) * 512 * 10^6: a look-ahead of 16 MiB plus
+ * one bio, far below 2^64.
+ */
+static sector_t smr_tm_rseg_ready(struct smr_tm *tm, struct smr_tm_rseg *s,
+				  u64 t)
+{
+	u64 kbps, dt;
+
+	if (!s->reading || t <= s->since || s->ready >= s->stop)
+		return s->ready;
+	kbps = smr_tm_kbps(tm, s->ready);
+	dt = t - s->since;
+	if (dt >= smr_tm_xfer_ns(s->stop - s->ready, kbps))
+		return s->stop;
+	return s->ready + div64_u64(dt * kbps, SECTOR_SIZE * 1000000ULL);
+}
+
+/*
+ * Under tm->lock: the actuator takes other work at @start. The look-ahead
+ * stops where it got to, and the head is there; segments over the
+ * sectors [@pos, @pos + @nsect) are dropped (a write changes them, a read
+ * refills them). O(read_segments).
+ */
+static void smr_tm_rc_take(struct smr_tm *tm, u64 start, sector_t pos,
+			   sector_t nsect)
+{
+	struct smr_tm_rseg *s = tm->rc_reading;
+	unsigned int i;
+
+	if (s) {
+		s->ready = smr_tm_rseg_ready(tm, s, start);
+		s->reading = false;
+		tm->rc_reading = NULL;
+		tm->head = s->ready;
+	}
+	for (i = 0; i < tm->nr_rsegs; i++) {
+		s = &tm->rsegs[i];
+		if (s->used && pos < s->stop && s->start < pos + nsect)
+			s->used = 0;
+	}
+}
+
+/*
+ * Under tm->lock: a host read of [@pos, @pos + @nsect) at @now that a
+ * segment holds, or will hold when its look-ahead gets there: answered
+ * from it over the interface, without the actuator; its end, or 0 when no
+ * segment has it. A segment reading ahead reads on past it. O(read_segments).
+ */
+static u64 smr_tm_rc_hit(struct smr_tm *tm, u64 now, sector_t pos,
+			 sector_t nsect)
+{
+	u64 ready_at, end;
+	struct smr_tm_rseg *s;
+	unsigned int i;
+
+	for (i = 0; i < tm->nr_rsegs; i++) {
+		s = &tm->rsegs[i];
+		if (!s->used || pos < s->start)
+			continue;
+		if (pos + nsect > smr_tm_rseg_ready(tm, s, now) &&
+		    !(s->reading && pos <= s->stop))
+			continue;
+		/*
+		 * The command's overhead and its transfer over the interface,
+		 * one command after another there (as the write cache's
+		 * acknowledgements); not before the segment holds its last
+		 * sector: [start, ready) from @since (a read still in service
+		 * until then, or one before), the rest as the look-ahead
+		 * reaches it at the media rate. So a read that came before its
+		 * data did (the pieces of one large read, a second read of a
+		 * block in flight) waits for it.
+		 */
+		end = max(now, tm->link_until) + tm->overhead_ns +
+			smr_tm_xfer_ns(nsect, SMR_TM_LINK_KBPS);
+		ready_at = s->since;
+		if (pos + nsect > s->ready)
+			ready_at += smr_tm_xfer_ns(pos + nsect - s->ready,
+						   smr_tm_kbps(tm, s->ready));
+		end = max(end, ready_at);
+		tm->link_until = end;
+		if (s->reading) {
+			s->ready = max(smr_tm_rseg_ready(tm, s, end), pos + nsect);
+			s->stop = max(s->stop, pos + nsect + tm->ahead);
+			s->since = end;
+		}
+		s->used = ++tm->rc_clock;
+		return end;
+	}
+	return 0;
+}
+
+/*
+ * Under tm->lock: a host read of [@pos, @pos + @nsect) from the media,
+ * served until @end, fills a segment (a free one, else the least
+ * recently used), whose look-ahead starts there. O(read_segments).
+ */
+static void smr_tm_rc_fill(struct smr_tm *tm, u64 end, sector_t pos,
+			   sector_t nsect)
+{
+	struct smr_tm_rseg *s = &tm->rsegs[0];
+	unsigned int i;
+
+	for (i = 1; i < tm->nr_rsegs && s->used; i++)
+		if (tm->rsegs[i].used < s->used)
+			s = &tm->rsegs[i];
+	s->start = pos;
+	s->ready = pos + nsect;
+	s->stop = s->ready + tm->ahead;
+	s->since = end;
+	s->used = ++tm->rc_clock;
+	s->reading = tm->ahead > 0;
+	if (s->reading)
+		tm->rc_reading = s;
 }
 
 /* Charge under tm->lock at @now: the actuator's end of the I/O. */
 static u64 smr_tm_charge_locked(struct smr_tm *tm, u64 now, sector_t pos,
 				sector_t nsect, u64 *svc_ns)
 {
-	u64 svc = smr_tm_service(tm, tm->head, pos, nsect);
-	u64 end = max(now, tm->busy_until) + svc;
+	u64 start = max(now, tm->busy_until), svc, end;
 
+	if (tm->nr_rsegs)
+		smr_tm_rc_take(tm, start, pos, nsect);
+	svc = smr_tm_service(tm, tm->head, pos, nsect);
+	end = start + svc;
 	tm->busy_until = end;
 	tm->head = pos + nsect;
 	tm->st.busy_ns += svc;
@@ -366,6 +517,15 @@ u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
 	unsigned long flags;
 
 	spin_lock_irqsave(&tm->lock, flags);
+	if (tm->nr_rsegs && (opf & REQ_OP_MASK) == REQ_OP_READ && nsect) {
+		end = smr_tm_rc_hit(tm, now, pos, nsect);
+		if (!end) {
+			end = smr_tm_charge_locked(tm, now, pos, nsect, NULL);
+			smr_tm_rc_fill(tm, end, pos, nsect);
+		}
+		spin_unlock_irqrestore(&tm->lock, flags);
+		return end;
+	}
 	end = smr_tm_charge_locked(tm, now, pos, nsect, NULL);
 	if (!tm->wc_cap || !op_is_write(opf) || (opf & REQ_FUA) ||
 	    !bytes || bytes > tm->wc_cap) {
@@ -538,6 +698,8 @@ static void smr_tm_dispatch(struct smr_tm *tm, u64 now)
 	list_del_init(&best->qnode);
 	best->queued = false;
 	end = smr_tm_charge_locked(tm, now, best->pos, best->nsect, NULL);
+	if (tm->nr_rsegs && best->read)
+		smr_tm_rc_fill(tm, end, best->pos, best->nsect);
 	best->qend = end;
 	if (best->waiting)
 		smr_tm_arm(tm, best, max(best->end, end));
@@ -589,6 +751,15 @@ void smr_tm_host(struct smr_tm *tm, struct smr_tm_bio *tb, sector_t pos,
 					       NULL);
 		spin_unlock_irqrestore(&tm->lock, flags);
 		return;
+	}
+	tb->read = (opf & REQ_OP_MASK) == REQ_OP_READ && nsect;
+	if (tm->nr_rsegs && tb->read) {
+		/* A read the read cache holds needs no place in the queue. */
+		tb->end = smr_tm_rc_hit(tm, ktime_get_ns(), pos, nsect);
+		if (tb->end) {
+			spin_unlock_irqrestore(&tm->lock, flags);
+			return;
+		}
 	}
 	tb->pos = pos;
 	tb->nsect = nsect;
@@ -698,6 +869,7 @@ void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 {
 	struct smr_tm_bio *tb;
 	unsigned long flags;
+	unsigned int i;
 	u64 now;
 
 	spin_lock_irqsave(&tm->lock, flags);
@@ -709,6 +881,10 @@ void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 		tm->wc_head = 0;
 		tm->wc_nr = 0;
 		tm->wc_bytes = 0;
+		/* The read cache too: its look-ahead's times are stale. */
+		for (i = 0; i < tm->nr_rsegs; i++)
+			tm->rsegs[i].used = 0;
+		tm->rc_reading = NULL;
 		spin_unlock_irqrestore(&tm->lock, flags);
 		return;
 	}

@@ -33,6 +33,15 @@
  *     destaged by the actuator in the order charged; a flush or a FUA
  *     write waits for the destage (smr_tm_charge_host(),
  *     smr_tm_flush_end()). Timing only;
+ *   - optionally a read cache (read_segments, read_ahead_kib): each host
+ *     read from the media keeps what it read in a segment of the drive's
+ *     buffer, the least recently used reused, and the drive reads on
+ *     after it at the media rate, read_ahead_kib at most, while the
+ *     actuator has nothing else to do. A host read inside a segment is
+ *     answered from it at interface speed, without the actuator (waiting
+ *     for the look-ahead to get there if it is on its way); any other
+ *     work stops the look-ahead, and a charge over a segment's sectors
+ *     drops the segment. Timing only;
  *   - the real I/O is issued to the backing as without the model, so data,
  *     flushes and crash safety do not change.
  *
@@ -76,13 +85,18 @@ enum smr_tm_key {
 	SMR_TM_QDEPTH,		/* queue_depth: reorder host I/O within the
 				   oldest this many (optional, 0: arrival
 				   order, no queue) */
+	SMR_TM_RSEGS,		/* read_segments: the read cache's segments
+				   (optional, 0: no read cache) */
+	SMR_TM_AHEAD,		/* read_ahead_kib: how far the drive reads on
+				   after a read, while idle (optional, 0) */
 	SMR_TM_NR_KEYS
 };
 
 /* Keys a target may leave out; the others are required. */
 #define SMR_TM_OPTIONAL		(BIT(SMR_TM_OVERHEAD) | BIT(SMR_TM_CACHE_AT) | \
 				 BIT(SMR_TM_DRIVE_MB) | BIT(SMR_TM_START_MB) | \
-				 BIT(SMR_TM_BUFFER) | BIT(SMR_TM_QDEPTH))
+				 BIT(SMR_TM_BUFFER) | BIT(SMR_TM_QDEPTH) | \
+				 BIT(SMR_TM_RSEGS) | BIT(SMR_TM_AHEAD))
 /* The keys a model takes: all of them, or all but the cache position. */
 #define SMR_TM_KEYS_ALL		(BIT(SMR_TM_NR_KEYS) - 1)
 #define SMR_TM_KEYS_NO_CACHE	(SMR_TM_KEYS_ALL & ~BIT(SMR_TM_CACHE_AT))
@@ -114,6 +128,20 @@ struct smr_tm_stats {
 struct smr_tm_wc_seg {
 	u64 end;
 	u64 bytes;
+};
+
+/*
+ * A segment of the read cache: what one read from the media left in the
+ * drive's buffer, [start, ready) at @since, and, while @reading, the
+ * look-ahead that goes on filling it at the media rate up to @stop while
+ * the actuator has nothing else to do. @used orders the segments for
+ * reuse (least recently used first); 0 is a free one.
+ */
+struct smr_tm_rseg {
+	sector_t start, ready, stop;
+	u64 since;
+	u64 used;
+	bool reading;
 };
 
 struct smr_tm {
@@ -150,6 +178,17 @@ struct smr_tm {
 	struct list_head queue;
 	struct hrtimer act;
 	bool act_armed;
+	/*
+	 * The read cache (nr_rsegs 0: none), under lock: host reads from
+	 * the media each fill a segment; at most one segment reads ahead,
+	 * rc_reading (NULL: none), and it stops when the actuator takes
+	 * other work, where the head then is.
+	 */
+	unsigned int nr_rsegs;
+	sector_t ahead;		/* read_ahead_kib, in sectors */
+	u64 rc_clock;		/* the last segment's @used */
+	struct smr_tm_rseg *rc_reading;
+	struct smr_tm_rseg *rsegs;
 	wait_queue_head_t quiet_wait;	/* smr_tm_wait() sleepers */
 	struct smr_tm_stats st;
 };
@@ -171,6 +210,7 @@ struct smr_tm_bio {
 	sector_t nsect;
 	u64 qend;		/* the end of its service, once served */
 	unsigned int overtaken;	/* by later requests, while queued */
+	bool read;		/* a read: the read cache may keep it */
 	bool queued;		/* waiting for the actuator: no end yet */
 	bool waiting;		/* its I/O is done: fn runs at its end */
 	bool charged;		/* handed to the model (smr_tm_host()) */
@@ -229,7 +269,7 @@ static inline sector_t smr_tm_pos(struct smr_tm *tm, sector_t s)
 /*
  * Charge an I/O of @nsect sectors at platter sector @pos: returns its
  * modelled end (ktime_get_ns()); its service time in *@svc_ns if not
- * NULL. O(1), any context.
+ * NULL. O(read_segments), any context.
  */
 u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
 		  u64 *svc_ns);
@@ -238,7 +278,8 @@ u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
  * Charge a host I/O of @nsect at @pos with the flags @opf of its bio:
  * as smr_tm_charge(), but with a write cache a write (not FUA) is
  * acknowledged from the cache: returns when (ktime_get_ns()) the host
- * sees it end. O(SMR_TM_WC_SEGS), any context.
+ * sees it end; with a read cache a read it holds is answered from it.
+ * O(SMR_TM_WC_SEGS + read_segments), any context.
  */
 u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
 		       blk_opf_t opf);
@@ -247,7 +288,8 @@ u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
  * A host I/O of @nsect at @pos, whose completion will wait for the model
  * through @tb (smr_tm_end_bio() / smr_tm_defer()): without queueing,
  * charged now (tb->end from smr_tm_charge_host()); with it, queued for
- * the actuator unless it is a write the write cache takes. O(queue_depth)
+ * the actuator unless it is a write the write cache takes or a read the
+ * read cache answers. O(queue_depth + read_segments)
  * under the lock, any context.
  */
 void smr_tm_host(struct smr_tm *tm, struct smr_tm_bio *tb, sector_t pos,
