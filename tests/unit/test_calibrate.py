@@ -650,7 +650,36 @@ class RealDisks(unittest.TestCase):
         p.run(7200)
         text = cal.profile_text(p, "/dev/sim", "now")
         self.assertIn("not rotational", text)
-        self.assertNotIn("read cache", text)
+        # probed as a spinning disk: its read cache too, which it has not
+        self.assertIn("read cache            none", text)
+        self.assertNotIn("read_segments", text)
+
+    def test_read_cache_of_a_drive_that_says_it_is_not_rotational(self):
+        # An emulated drive over RAM (queue/rotational 0) with the model's
+        # read cache: with --rpm it is probed as a spinning disk, read
+        # cache and all, and the profile carries the model's keys for it.
+        # The cache probe ran only on rotational devices before.
+        sysfs = {"queue/zoned": "none", "queue/write_cache": "write back",
+                 "queue/rotational": "0"}
+        dev = RealDisk(HDD, 500 * GIB, segments=16, lookahead=1 << 20, sysfs=sysfs)
+        p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
+        p.run(7200)
+        text = cal.profile_text(p, "/dev/sim", "now")
+        self.assertIn("read_segments = 16\n", text)
+        self.assertIn("read_ahead_kib = 1024\n", text)
+
+    def test_read_cache_segments_on_a_small_device(self):
+        # 576 MiB, as test_cal_01's emulated drive: the segments' far reads
+        # keep off each other by the look-ahead found, not by the longest
+        # tried (16 MiB), or a few of them fill the device.
+        dev = RealDisk(HDD, 576 << 20, segments=4, lookahead=256 << 10)
+        p = cal.Probe(dev, 600, quiet=True)
+        p.sleep = dev.sleep
+        p.run(7200)
+        text = cal.profile_text(p, "/dev/sim", "now")
+        self.assertIn("read_segments = 4\n", text)
+        self.assertIn("read_ahead_kib = 256\n", text)
 
     def test_host_managed_reads_only_data(self):
         zone = 256 << 20

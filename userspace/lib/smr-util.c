@@ -288,7 +288,7 @@ static uint64_t dm_cache_sectors(const struct smr_geom *g, uint64_t len,
 static const char *const timing_keys[] = {
 	"rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
 	"id_mbps", "overhead_us", "cache_at", "drive_mb", "buffer_mib",
-	"queue_depth", NULL
+	"queue_depth", "read_segments", "read_ahead_kib", NULL
 };
 
 /* Keys renamed since profiles were first written: old, new. */
