@@ -29,6 +29,10 @@
 #  5. The volatile write cache (buffer_mib): 1 MiB sequential writes at
 #     depth 1, and a burst of 4 KiB random writes at depth 1, with and
 #     without it.
+#  6. The read cache (read_segments, read_ahead_kib): 4 KiB reads in
+#     order and at random, at depth 1, without a read cache, with 16
+#     segments and no look-ahead, and with 16 segments of 1 MiB of
+#     look-ahead.
 . "$(dirname "$0")/../tests/common.sh"
 _prep_test "timing model benchmark"
 require_cmd fio dmsetup python3 awk
@@ -225,6 +229,25 @@ for wc in 0 16; do
 	say "  buffer_mib $wc: sequential 1 MiB writes, depth 1: $(kib2mb "$seq1") MB/s (media rate at the outer edge: $($TM seq $S 1048576 0 $CMR) MB/s); a burst of 256 random 4 KiB writes (1 MiB), depth 1: ${rnd1%.*} IOPS (no cache: model $($TM random $S 4096 $CMR | awk '{ print $2 }'))"
 	dm_remove tmb
 done
+
+# ---------------------------------------------- 6. the read cache ---
+# Caveat fails reads of blocks never written: written whole without the
+# model first, then loaded with each timing over the same data.
+say "6. the read cache (read_segments, read_ahead_kib), cmr-7k500 as the whole drive, 960 MiB over the RAM-backed null_blk"
+dm_create tmb "0 $S caveat $nb 0 0 1 format" || bail "caveat"
+fio --name=f --filename=$D --rw=write --bs=1M --direct=1 --ioengine=libaio \
+	--iodepth=8 --output=/dev/null
+for rc in "" "read_segments 16" "read_segments 16 read_ahead_kib 1024"; do
+	keys="$CMR${rc:+ $rc}"
+	dmsetup reload tmb --table "0 $S caveat $nb 0 0 timing $(wc -w <<< "$keys") $keys" &&
+		dmsetup resume tmb || bail "caveat with timing $keys"
+	udevadm settle 2> /dev/null
+	seq=$(fio_terse 7 --name=s --filename=$D --rw=read --bs=4k --size=16M --ioengine=psync)
+	rnd=$(fio_terse 8 --name=r --filename=$D --rw=randread --bs=4k --number_ios=150 \
+		--norandommap=1 --ioengine=psync --randseed=41)
+	say "  ${rc:-no read cache}: sequential 4 KiB reads, depth 1: $(kib2mb "$seq") MB/s (media rate at the outer edge: $($TM seq $S 1048576 0 $CMR) MB/s); random 4 KiB reads, depth 1: ${rnd%.*} IOPS (model without a cache: $($TM random $S 4096 $CMR | awk '{ print $2 }'))"
+done
+dm_remove tmb
 
 dmesg_check
 _show_result

@@ -39,7 +39,8 @@ import sys
 FRAC = 20  # fixed-point bits, as SMR_TM_FRAC_SHIFT
 KEYS = ("rpm", "seek_t2t_us", "seek_avg_us", "seek_full_us", "od_mbps",
         "id_mbps", "overhead_us", "cache_at", "drive_mb", "start_mb",
-        "buffer_mib")  # the drive's buffer changes when, not how long
+        "buffer_mib",  # the drive's buffer changes when, not how long
+        "read_segments", "read_ahead_kib")  # the read cache: hits (rc_*)
 RENAMED = {"wcache_mib": "buffer_mib"}  # old name: the kernel takes both
 
 
