@@ -14,14 +14,21 @@ while read -r lane kver; do
 	dir=$results/$kver
 	[ "$lanes" = 1 ] || dir+=/lane$lane
 	if [ ! -f "$dir/suite.tap" ]; then
-		echo "== $kver lane $lane: no suite.tap (the VM or vm-run failed)"
+		echo "== $kver lane $lane: no suite.tap (its build, the VM or vm-run failed)"
 		continue
 	fi
 	# One line a failed test: its name, then its failed steps, tab-separated.
+	# A result line names the test after "selftests: smr: " and may end
+	# in a reason: "not ok 3 selftests: smr: test_b.sh # exit=1".
 	awk '
 		/^# selftests: / { steps = "" }
 		/^# not ok / { steps = steps "\t" substr($0, 3) }
-		/^not ok / { print $NF steps }
+		/^not ok / {
+			name = $0
+			sub(/^.*selftests: [^:]*: /, "", name)
+			sub(/[ \t].*$/, "", name)
+			print name steps
+		}
 	' "$dir/suite.tap" | while IFS=$'\t' read -r -a f; do
 		echo "== $kver lane $lane: ${f[0]} failed"
 		for step in "${f[@]:1}"; do echo "   $step" | cut -c1-200; done
@@ -32,3 +39,4 @@ while read -r lane kver; do
 		done
 	done
 done < <(awk '{ print $1, $2 }' "$plan" | sort -u)
+exit 0

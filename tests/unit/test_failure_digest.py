@@ -34,7 +34,7 @@ ok 1 selftests: smr: test_a.sh
 # ok 3 remove
 # not ok 4 no kernel warnings
 # 1..4
-not ok 2 selftests: smr: test_b.sh
+not ok 2 selftests: smr: test_b.sh # exit=1
 """
 
 
@@ -85,7 +85,19 @@ class FailureDigestTest(unittest.TestCase):
         write(self.plan, "1 9.1 test_a.sh 10\n2 9.2 test_a.sh 10\n")
         write(os.path.join(self.res, "9.1/lane1/suite.tap"), PASSING)
         out = self.digest()
-        self.assertEqual(out, "== 9.2 lane 2: no suite.tap (the VM or vm-run failed)\n")
+        self.assertEqual(out, "== 9.2 lane 2: no suite.tap (its build, the VM or vm-run failed)\n")
+
+    def test_name_before_a_reason_and_a_boot(self):
+        # vm-run's result lines end in a reason, and a test of several
+        # boots says which: the name is the word after "selftests: smr: ".
+        tap = FAILING.replace("not ok 2 selftests: smr: test_b.sh # exit=1",
+                              "not ok 2 selftests: smr: test_b.sh (boot 2 of 3) # timeout")
+        write(self.plan, "1 9.1 test_b.sh 10\n")
+        write(os.path.join(self.res, "9.1/lane1/suite.tap"), tap)
+        write(os.path.join(self.res, "9.1/lane1/logs/test_b.boot2.log"), "# the end of boot 2\n")
+        out = self.digest()
+        self.assertIn("== 9.1 lane 1: test_b.sh failed", out)
+        self.assertIn("   | # the end of boot 2", out)
 
     def test_one_lane_layout(self):
         write(self.plan, "1 9.1 test_b.sh 10\n")
