@@ -325,23 +325,41 @@ static sector_t smr_tm_rseg_ready(struct smr_tm *tm, struct smr_tm_rseg *s,
 }
 
 /*
+ * Under tm->lock: the look-ahead at @t. Stopped (the actuator takes other
+ * work at @t) or run to its end by @t, the segment holds [start, ready)
+ * and no more, and the head is where the look-ahead got to.
+ */
+static void smr_tm_rc_settle(struct smr_tm *tm, u64 t, bool stop)
+{
+	struct smr_tm_rseg *s = tm->rc_reading;
+	sector_t ready;
+
+	if (!s)
+		return;
+	/* Running on: @ready stays where it was at @since. */
+	ready = smr_tm_rseg_ready(tm, s, t);
+	if (!stop && ready < s->stop)
+		return;
+	s->ready = ready;
+	s->stop = ready;
+	s->reading = false;
+	tm->rc_reading = NULL;
+	tm->head = s->ready;
+}
+
+/*
  * Under tm->lock: the actuator takes other work at @start. The look-ahead
- * stops where it got to, and the head is there; segments over the
- * sectors [@pos, @pos + @nsect) are dropped (a write changes them, a read
- * refills them). O(read_segments).
+ * stops where it got to; segments over the sectors [@pos, @pos + @nsect)
+ * are dropped (a write changes them, a read refills them).
+ * O(read_segments).
  */
 static void smr_tm_rc_take(struct smr_tm *tm, u64 start, sector_t pos,
 			   sector_t nsect)
 {
-	struct smr_tm_rseg *s = tm->rc_reading;
+	struct smr_tm_rseg *s;
 	unsigned int i;
 
-	if (s) {
-		s->ready = smr_tm_rseg_ready(tm, s, start);
-		s->reading = false;
-		tm->rc_reading = NULL;
-		tm->head = s->ready;
-	}
+	smr_tm_rc_settle(tm, start, true);
 	for (i = 0; i < tm->nr_rsegs; i++) {
 		s = &tm->rsegs[i];
 		if (s->used && pos < s->stop && s->start < pos + nsect)
@@ -351,9 +369,10 @@ static void smr_tm_rc_take(struct smr_tm *tm, u64 start, sector_t pos,
 
 /*
  * Under tm->lock: a host read of [@pos, @pos + @nsect) at @now that a
- * segment holds, or will hold when its look-ahead gets there: answered
- * from it over the interface, without the actuator; its end, or 0 when no
- * segment has it. A segment reading ahead reads on past it. O(read_segments).
+ * segment holds, or that starts within its running look-ahead: answered
+ * from it over the interface, without the actuator; its end, or 0 when
+ * no segment has it. A segment reading ahead reads on past it.
+ * O(read_segments).
  */
 static u64 smr_tm_rc_hit(struct smr_tm *tm, u64 now, sector_t pos,
 			 sector_t nsect)
@@ -362,12 +381,17 @@ static u64 smr_tm_rc_hit(struct smr_tm *tm, u64 now, sector_t pos,
 	struct smr_tm_rseg *s;
 	unsigned int i;
 
+	smr_tm_rc_settle(tm, now, false);
 	for (i = 0; i < tm->nr_rsegs; i++) {
 		s = &tm->rsegs[i];
-		if (!s->used || pos < s->start)
-			continue;
-		if (pos + nsect > smr_tm_rseg_ready(tm, s, now) &&
-		    !(s->reading && pos <= s->stop))
+		/*
+		 * Held, or starting within a look-ahead still running (the
+		 * drive reads on to its end: a stream of reads longer than
+		 * the look-ahead streams too); a look-ahead that ended holds
+		 * what it read and no more.
+		 */
+		if (!s->used || pos < s->start ||
+		    (s->reading ? pos > s->stop : pos + nsect > s->ready))
 			continue;
 		/*
 		 * The command's overhead and its transfer over the interface,
@@ -388,8 +412,14 @@ static u64 smr_tm_rc_hit(struct smr_tm *tm, u64 now, sector_t pos,
 		end = max(end, ready_at);
 		tm->link_until = end;
 		if (s->reading) {
+			/*
+			 * It reads on from here: what it holds at @end, which
+			 * the actuator is committed to (smr_tm_charge_locked()
+			 * starts nothing before @since), and its stop moves on.
+			 */
 			s->ready = max(smr_tm_rseg_ready(tm, s, end), pos + nsect);
-			s->stop = max(s->stop, pos + nsect + tm->ahead);
+			s->stop = min_t(sector_t, tm->span,
+					max(s->stop, pos + nsect + tm->ahead));
 			s->since = end;
 		}
 		s->used = ++tm->rc_clock;
@@ -414,10 +444,10 @@ static void smr_tm_rc_fill(struct smr_tm *tm, u64 end, sector_t pos,
 			s = &tm->rsegs[i];
 	s->start = pos;
 	s->ready = pos + nsect;
-	s->stop = s->ready + tm->ahead;
+	s->stop = min_t(sector_t, tm->span, s->ready + tm->ahead);
 	s->since = end;
 	s->used = ++tm->rc_clock;
-	s->reading = tm->ahead > 0;
+	s->reading = s->stop > s->ready;
 	if (s->reading)
 		tm->rc_reading = s;
 }
@@ -428,8 +458,12 @@ static u64 smr_tm_charge_locked(struct smr_tm *tm, u64 now, sector_t pos,
 {
 	u64 start = max(now, tm->busy_until), svc, end;
 
-	if (tm->nr_rsegs)
+	if (tm->nr_rsegs) {
+		/* A hit waiting for the look-ahead holds the actuator until then. */
+		if (tm->rc_reading)
+			start = max(start, tm->rc_reading->since);
 		smr_tm_rc_take(tm, start, pos, nsect);
+	}
 	svc = smr_tm_service(tm, tm->head, pos, nsect);
 	end = start + svc;
 	tm->busy_until = end;
@@ -668,7 +702,7 @@ static void smr_tm_dispatch(struct smr_tm *tm, u64 now)
 {
 	struct smr_tm_bio *tb, *best, *oldest;
 	unsigned int i = 0;
-	u64 t, bt = U64_MAX, end;
+	u64 t, bt = U64_MAX, end, act;
 
 	oldest = list_first_entry_or_null(&tm->queue, struct smr_tm_bio, qnode);
 	if (!oldest)
@@ -697,14 +731,27 @@ static void smr_tm_dispatch(struct smr_tm *tm, u64 now)
 	}
 	list_del_init(&best->qnode);
 	best->queued = false;
-	end = smr_tm_charge_locked(tm, now, best->pos, best->nsect, NULL);
+	/*
+	 * A read the read cache holds by now (a segment filled while it
+	 * waited) is answered from it, and the actuator, still free, takes
+	 * the next request at once: one per timer run, not a loop here.
+	 */
+	end = 0;
 	if (tm->nr_rsegs && best->read)
-		smr_tm_rc_fill(tm, end, best->pos, best->nsect);
+		end = smr_tm_rc_hit(tm, now, best->pos, best->nsect);
+	if (end) {
+		act = now;
+	} else {
+		end = smr_tm_charge_locked(tm, now, best->pos, best->nsect, NULL);
+		if (tm->nr_rsegs && best->read)
+			smr_tm_rc_fill(tm, end, best->pos, best->nsect);
+		act = end;
+	}
 	best->qend = end;
 	if (best->waiting)
 		smr_tm_arm(tm, best, max(best->end, end));
 	tm->act_armed = true;
-	hrtimer_start(&tm->act, ns_to_ktime(end), HRTIMER_MODE_ABS_SOFT);
+	hrtimer_start(&tm->act, ns_to_ktime(act), HRTIMER_MODE_ABS_SOFT);
 }
 
 /* The end of a service: the actuator takes the next queued request. */
@@ -753,8 +800,12 @@ void smr_tm_host(struct smr_tm *tm, struct smr_tm_bio *tb, sector_t pos,
 		return;
 	}
 	tb->read = (opf & REQ_OP_MASK) == REQ_OP_READ && nsect;
-	if (tm->nr_rsegs && tb->read) {
-		/* A read the read cache holds needs no place in the queue. */
+	if (tm->nr_rsegs && tb->read && list_empty(&tm->queue)) {
+		/*
+		 * A read the read cache holds needs no place in the queue.
+		 * Only with nothing queued: a read must not overtake a queued
+		 * write of its sectors (it is looked up again when served).
+		 */
 		tb->end = smr_tm_rc_hit(tm, ktime_get_ns(), pos, nsect);
 		if (tb->end) {
 			spin_unlock_irqrestore(&tm->lock, flags);

@@ -37,11 +37,12 @@
  *     read from the media keeps what it read in a segment of the drive's
  *     buffer, the least recently used reused, and the drive reads on
  *     after it at the media rate, read_ahead_kib at most, while the
- *     actuator has nothing else to do. A host read inside a segment is
- *     answered from it at interface speed, without the actuator (waiting
- *     for the look-ahead to get there if it is on its way); any other
- *     work stops the look-ahead, and a charge over a segment's sectors
- *     drops the segment. Timing only;
+ *     actuator has nothing else to do. A host read inside what a
+ *     segment holds, or starting inside a running look-ahead (which it
+ *     moves on), is answered from it at interface speed, without the
+ *     actuator, once the segment has its last sector; any other work
+ *     stops the look-ahead, and a charge over a segment's sectors drops
+ *     the segment. Timing only;
  *   - the real I/O is issued to the backing as without the model, so data,
  *     flushes and crash safety do not change.
  *

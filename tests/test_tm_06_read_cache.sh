@@ -12,14 +12,17 @@
 #   - a block read again comes from the cache: in microseconds, with no
 #     work for the actuator; without read_segments it is a seek again;
 #   - the segments: with 4 of them the last 4 far blocks read are kept,
-#     and 8 far blocks read twice in turn miss every time (the least
-#     recently used goes);
+#     the least recently used goes (not the first filled), and 8 far
+#     blocks read twice in turn miss every time;
 #   - the look-ahead: after a pause, a block 512 KiB past one just read
 #     comes from the cache with read_ahead_kib 1024 and costs a seek
-#     without it or 2 MiB past it; a sequential stream of 4 KiB reads
+#     without it or 2 MiB past it, and so does 1 MiB from 512 KiB past
+#     it (a look-ahead that ended holds no more than it read);
+#     a sequential stream of 4 KiB reads
 #     costs the actuator one read, never runs faster than the media, and
 #     runs faster than without the look-ahead (each read then waits for
-#     its transfer after the reader's own time);
+#     its transfer after the reader's own time; skipped when the guest's
+#     own time per read is longer than the media's, a debug kernel's);
 #   - a write over a cached block drops it, and so does a suspend (its
 #     look-ahead's times are stale after it);
 #   - with queue_depth a read the cache holds is answered at once.
@@ -58,26 +61,29 @@ load() {
 		dmsetup resume tm06 && udevadm settle 2> /dev/null
 }
 
-# rd OP...: one process, one O_DIRECT read of 4 KiB at a time; prints a
-# line per read, its time in us. OP is a byte offset to read, "w:OFF" to
-# write 4 KiB there, "s:SECONDS" to sleep. The model's busy time is
-# cleared before the first OP and printed last ("busy MS").
+# rd OP...: one process, one O_DIRECT read at a time; prints a line per
+# read, its time in us. OP is a byte offset to read 4 KiB at, "OFF:LEN"
+# to read LEN bytes, "w:OFF" to write 4 KiB there, "s:SECONDS" to sleep.
+# The device is opened for writing only when an OP writes. The model's
+# busy time is cleared before the first OP and printed last ("busy MS").
 rd() {
 	python3 - "$D" tm06 "$@" <<'EOF'
 import mmap, os, subprocess, sys, time
-dev, name = sys.argv[1], sys.argv[2]
-fd = os.open(dev, os.O_RDWR | os.O_DIRECT)
-buf = mmap.mmap(-1, 4096)
+dev, name, ops = sys.argv[1], sys.argv[2], sys.argv[3:]
+mode = os.O_RDWR if any(op.startswith("w:") for op in ops) else os.O_RDONLY
+fd = os.open(dev, mode | os.O_DIRECT)
+buf = mmap.mmap(-1, 1 << 20)
 subprocess.run(["dmsetup", "message", name, "0", "clear_stats"], check=True)
-for op in sys.argv[3:]:
+for op in ops:
     if op.startswith("s:"):
         time.sleep(float(op[2:]))
         continue
     t = time.monotonic()
     if op.startswith("w:"):
-        os.pwritev(fd, [buf], int(op[2:]))
+        os.pwritev(fd, [memoryview(buf)[:4096]], int(op[2:]))
     else:
-        os.preadv(fd, [buf], int(op))
+        off, _, n = op.partition(":")
+        os.preadv(fd, [memoryview(buf)[:int(n or 4096)]], int(off))
     print("%.0f" % ((time.monotonic() - t) * 1e6))
 st = subprocess.run(["dmsetup", "status", name], capture_output=True, text=True).stdout.split()
 print("busy", st[13])
@@ -85,9 +91,10 @@ EOF
 }
 
 # A hit is served in the command's time and the link's (7 us for 4 KiB
-# at 600 MB/s) plus the guest's own; a miss after a seek waits half a
-# turn at least (4.2 ms at 7200 rpm).
-HIT=1000 MISS=4000
+# at 600 MB/s) plus the guest's own (18-40 us on Debian's kernels, 0.6-1.6
+# ms on a debug kernel); a miss after a seek takes a track-to-track seek
+# and half a turn at least (5.2 ms at 7200 rpm).
+HIT=3500 MISS=5000
 # expect DESC US hit|miss
 expect() {
 	if [ "$3" = hit ] && [ "$2" -lt $HIT ]; then ok "$1: from the cache ($2 us)"
@@ -113,13 +120,22 @@ expect "a far block" "${r[0]}" miss
 expect "the same block again" "${r[1]}" hit
 expect "the first of 4 far blocks read again" "${r[5]}" hit
 expect "the last of them again" "${r[8]}" hit
+hit_us=${r[8]}	# the guest's own time for a read (below)
 busy=${r[9]#busy }
-# Only the 4 misses' service: each at most a full stroke and a turn.
-if [ "$busy" -gt 0 ] && [ "$busy" -le $((4 * 30)) ]; then
+# Only the 4 misses' service, about 10 ms each here (9 reads from the
+# media would be over 80 ms).
+if [ "$busy" -gt 0 ] && [ "$busy" -le 50 ]; then
 	ok "the actuator worked for the 4 misses only: $busy ms"
 else
 	not_ok "the actuator worked for the 4 misses only" "busy $busy ms"
 fi
+# The least recently used goes, not the first filled: far[0], read again
+# last but three, stays when a fifth block comes; far[1] goes.
+mapfile -t r < <(rd "${far[1]}" "${far[2]}" "${far[3]}" "${far[0]}" "${far[4]}" "${far[0]}" "${far[1]}")
+diag "LRU: ${r[*]}"
+expect "a fifth far block" "${r[4]}" miss
+expect "the block read most recently of the four, after the fifth" "${r[5]}" hit
+expect "the least recently read of the four, after the fifth" "${r[6]}" miss
 mapfile -t r < <(rd "${far[@]}" "${far[@]}")
 diag "8 far blocks twice over 4 segments: ${r[*]}"
 misses=0
@@ -138,12 +154,19 @@ case $(dmsetup table tm06) in
 *" timing 16 $K read_segments 4 read_ahead_kib 1024") ok "the table line prints read_ahead_kib back" ;;
 *) not_ok "the table line prints read_ahead_kib back" "got: $(dmsetup table tm06)" ;;
 esac
-# 1 MiB at 65 MB/s is 16 ms: a pause of 100 ms lets the look-ahead end.
+# 1 MiB is 24 ms at the rate there at most: a pause of 100 ms lets the
+# look-ahead end.
 x=${far[5]}
-mapfile -t r < <(rd "$x" s:0.1 $((x + 512 * 1024)) "${far[6]}" s:0.1 $((far[6] + 2 * MIB)))
+mapfile -t r < <(rd "$x" s:0.1 $((x + 512 * 1024)) "${far[6]}" s:0.1 $((far[6] + 2 * MIB)) \
+	"${far[4]}" s:0.1 "$((far[4] + 512 * 1024)):$MIB")
 diag "look-ahead: ${r[*]}"
 expect "512 KiB past a block read, after a pause" "${r[1]}" hit
 expect "2 MiB past a block read, after a pause (past the look-ahead)" "${r[3]}" miss
+# A look-ahead that ended holds what it read, no more: 1 MiB from 512
+# KiB past a block read, after a pause, runs past it and comes from the
+# media (it was a hit at the interface's speed, 1.7 ms, when the
+# look-ahead counted as running for ever).
+expect "1 MiB from 512 KiB past a block read, after a pause (past the look-ahead's end)" "${r[5]}" miss
 
 # stream: 4 MiB in 4 KiB reads from far[7]; sets us (their time) and busy.
 stream() {
@@ -176,14 +199,27 @@ check "load with 4 segments and no look-ahead" load read_segments 4
 mapfile -t r < <(rd "$x" s:0.1 $((x + 512 * 1024)))
 expect "no look-ahead: 512 KiB past a block read, after a pause" "${r[1]}" miss
 # Without it each read waits for its own transfer, after the reader's
-# own time between reads: slower than the stream the look-ahead fed.
+# own time between reads: slower than the stream the look-ahead fed, by
+# up to a transfer a read. That shows only when the guest's own time for
+# a read (a hit's, above) is shorter than the media's time for it: past
+# that the model's end has passed when the backing completes, with or
+# without the look-ahead (a debug kernel: 0.6 ms a read, 0.12 ms at the
+# media rate; 2026-12-01 both streams took 911 ms there).
 stream
 diag "4 MiB in 4 KiB reads without the look-ahead: $us us, busy $busy ms"
-if [ "$us" -gt "$ahead_us" ] && [ "$busy" -ge $((media_us * 95 / 100000)) ]; then
-	ok "without the look-ahead the stream is slower ($us us against $ahead_us) and the actuator reads it all ($busy ms)"
+if [ "$busy" -ge $((media_us * 95 / 100000)) ]; then
+	ok "without the look-ahead the actuator reads it all: $busy ms"
 else
-	not_ok "without the look-ahead the stream is slower and the actuator reads it all" \
-		"$us us against $ahead_us us with it, busy $busy ms"
+	not_ok "without the look-ahead the actuator reads it all" "busy $busy ms, the media takes $((media_us / 1000)) ms"
+fi
+per_read=$((media_us / 1024))
+if [ "$hit_us" -ge "$per_read" ]; then
+	skip "without the look-ahead the stream is slower" \
+		"the guest's own time for a read ($hit_us us, a hit's) is longer than its transfer at the media rate ($per_read us): the model's time is hidden either way ($us us against $ahead_us us)"
+elif [ "$us" -gt "$ahead_us" ]; then
+	ok "without the look-ahead the stream is slower: $us us against $ahead_us us"
+else
+	not_ok "without the look-ahead the stream is slower" "$us us against $ahead_us us with it"
 fi
 
 # ------------------------------------------------ what drops a segment ---
