@@ -63,6 +63,23 @@ S=$((576 * 2048))
 # key FILE KEY: a profile's value.
 key() { awk -v k="$2" '$1 == k && $2 == "=" { print $3 }' "$1"; }
 
+# made_from PROFILE WHAT PATTERN: smrctl create --profile PROFILE makes a
+# 512 MiB device over the null_blk whose table line matches the shell
+# PATTERN (it has WHAT); then the device goes.
+made_from() {
+	local t
+	check "smrctl create --profile $1" \
+		"$SMRCTL" create cal01 --profile "$1" --dev "$nb" --size 512M --format
+	[ -b /dev/mapper/cal01 ] && echo cal01 >> "$T_WORK/.dm-devices"
+	t=$(dmsetup table cal01)
+	# shellcheck disable=SC2254 # the pattern is the caller's
+	case $t in
+	$3) ok "its table has $2" ;;
+	*) not_ok "its table has $2" "$t" ;;
+	esac
+	check "remove it" dm_remove cal01
+}
+
 # The share of a timing figure's tolerance that applies: a quarter under
 # instruction counting, where the host does not move a figure.
 if [ -n "${SMR_ICOUNT:-}" ]; then TSHARE=0.25; else TSHARE=1; fi
@@ -160,15 +177,7 @@ fi
 check "remove it" dm_remove cal01
 
 # The profile it wrote makes a device (smrctl create reads it back).
-check "smrctl create --profile the measured profile" \
-	"$SMRCTL" create cal01 --profile "$P" --dev "$nb" --size 512M --format
-[ -b /dev/mapper/cal01 ] && echo cal01 >> "$T_WORK/.dm-devices"
-t=$(dmsetup table cal01)
-case $t in
-*" timing "*"rpm 5400 "*) ok "its table has the measured timing" ;;
-*) not_ok "its table has the measured timing" "$t" ;;
-esac
-check "remove it" dm_remove cal01
+made_from "$P" "the measured timing" '* timing *rpm 5400 *'
 
 # ------------------------------------- a shipped profile, rpm not given ---
 # cmr-7k500 places the device at the outer edge of a 500 GB drive
@@ -246,15 +255,7 @@ diag "$(grep 'read cache' "$P")"
 assert_eq "read cache: segments" 4 "$(key "$P" read_segments)"
 assert_eq "read cache: look-ahead, KiB" 256 "$(key "$P" read_ahead_kib)"
 check "remove it" dm_remove cal01
-check "smrctl create --profile the host-managed drive's profile" \
-	"$SMRCTL" create cal01 --profile "$P" --dev "$nb" --size 512M --format
-[ -b /dev/mapper/cal01 ] && echo cal01 >> "$T_WORK/.dm-devices"
-t=$(dmsetup table cal01)
-case $t in
-*" timing "*" $RC") ok "its table has the measured read cache" ;;
-*) not_ok "its table has the measured read cache" "$t" ;;
-esac
-check "remove it" dm_remove cal01
+made_from "$P" "the measured read cache" "* timing * $RC"
 
 # ------------------------------------------ drive-managed, writing ---
 # 8 MiB bands, an 8 MiB cache at 70 % of the stroke, cleaning after 1 s idle.

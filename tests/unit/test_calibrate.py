@@ -661,25 +661,25 @@ class RealDisks(unittest.TestCase):
         # The cache probe ran only on rotational devices before.
         sysfs = {"queue/zoned": "none", "queue/write_cache": "write back",
                  "queue/rotational": "0"}
-        dev = RealDisk(HDD, 500 * GIB, segments=16, lookahead=1 << 20, sysfs=sysfs)
-        p = cal.Probe(dev, 600, quiet=True)
-        p.sleep = dev.sleep
-        p.run(7200)
-        text = cal.profile_text(p, "/dev/sim", "now")
-        self.assertIn("read_segments = 16\n", text)
-        self.assertIn("read_ahead_kib = 1024\n", text)
+        self.check_read_cache_keys(RealDisk(HDD, 500 * GIB, segments=16,
+                                            lookahead=1 << 20, sysfs=sysfs), 16, 1024)
 
     def test_read_cache_segments_on_a_small_device(self):
         # 576 MiB, as test_cal_01's emulated drive: the segments' far reads
         # keep off each other by the look-ahead found, not by the longest
         # tried (16 MiB), or a few of them fill the device.
-        dev = RealDisk(HDD, 576 << 20, segments=4, lookahead=256 << 10)
+        self.check_read_cache_keys(RealDisk(HDD, 576 << 20, segments=4,
+                                            lookahead=256 << 10), 4, 256)
+
+    def check_read_cache_keys(self, dev, segments, ahead_kib):
+        """Probe DEV with --rpm 7200: its profile gives the model's read
+        cache keys SEGMENTS and AHEAD_KIB."""
         p = cal.Probe(dev, 600, quiet=True)
         p.sleep = dev.sleep
         p.run(7200)
         text = cal.profile_text(p, "/dev/sim", "now")
-        self.assertIn("read_segments = 4\n", text)
-        self.assertIn("read_ahead_kib = 256\n", text)
+        self.assertIn("read_segments = %d\n" % segments, text)
+        self.assertIn("read_ahead_kib = %d\n" % ahead_kib, text)
 
     def test_host_managed_reads_only_data(self):
         zone = 256 << 20
