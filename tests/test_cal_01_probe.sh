@@ -45,7 +45,9 @@
 # unset, by hand), a backing that fell behind the model (status:
 # model_lag_ms above 5 % of the busy time) makes the timing figures the
 # host's, and their checks are skipped, saying so; under instruction
-# counting that is a failure.
+# counting that is a failure. Where the guest's own time per command is
+# a debug kernel's (over 100 us), the media rates are skipped, saying
+# so: that time grows with the bytes a read moves.
 . "$(dirname "$0")/common.sh"
 . "$SMR_ROOT/tests/lib/tm.sh"
 
@@ -119,8 +121,16 @@ k_figures() {
 	# The rates keep their tolerance: 47-50 MB/s for 50 in four runs
 	# under instruction counting (two medians of four reads each, 1 and
 	# 4 MiB, differenced: the guest's own work between reads moves them).
-	near "od_mbps" "$(key "$1" od_mbps)" 50 5
-	near "id_mbps" "$(key "$1" id_mbps)" 25 2.5
+	# On a debug kernel the guest's own time per command (482 us against
+	# 9 on Debian's 6.1) grows with the bytes moved too (KASAN checks
+	# every copy), and that is in the rate probe's differences: 40 MB/s
+	# for 50 under 6.12's lean debug kernel (2026-12-01).
+	if [ "${own:-0}" -gt 100 ]; then
+		skip "od_mbps and id_mbps" "the guest's own time per command is $own us (a debug kernel's): its time per byte is in the rates ($(key "$1" od_mbps)-$(key "$1" id_mbps) MB/s for 50-25)"
+	else
+		near "od_mbps" "$(key "$1" od_mbps)" 50 5
+		near "id_mbps" "$(key "$1" id_mbps)" 25 2.5
+	fi
 	near "seek_avg_us" "$(key "$1" seek_avg_us)" 12000 "$(tol 1800)"
 	near "seek_full_us" "$(key "$1" seek_full_us)" 24000 "$(tol 3600)"
 }
