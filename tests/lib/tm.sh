@@ -30,15 +30,22 @@ cv_lag() { field "$1" 15; }
 # tm_tol WALL COUNTED: the tolerance in % a figure is held to, COUNTED
 # under instruction counting, WALL in wall-clock time.
 tm_tol() { if [ -n "${SMR_ICOUNT:-}" ]; then echo "$2"; else echo "$1"; fi; }
+# tm_debug_kernel: the guest runs a kernel with KASAN (a debug kernel,
+# docs/testing.md), whose own work per I/O is many times Debian's.
+tm_debug_kernel() { grep -q ' kasan_report$' /proc/kallsyms 2> /dev/null; }
+
 # tm_too_slow DESC WHY: the host was too slow for a check to say
-# anything: a skip in wall-clock time (a debug kernel, a loaded host);
-# under instruction counting a failure, since the host's speed cannot
-# be why (the guest's own work per I/O outgrew the model).
+# anything: a skip in wall-clock time (a loaded host); under instruction
+# counting a failure, since the host's speed cannot be why (the guest's
+# own work per I/O outgrew the model), except on a debug kernel, whose
+# own work per I/O does outgrow it (2026-12-01, 6.12's lean debug kernel
+# under counting: the backing 684 ms behind 1051 ms of modelled busy
+# time in test_tm_01): a skip there too.
 tm_too_slow() {
-	if [ -n "${SMR_ICOUNT:-}" ]; then
+	if [ -n "${SMR_ICOUNT:-}" ] && ! tm_debug_kernel; then
 		not_ok "$1" "under instruction counting: $2"
 	else
-		skip "$1" "$2"
+		skip "$1" "$2${SMR_ICOUNT:+ (a debug kernel: its own work per I/O)}"
 	fi
 }
 
