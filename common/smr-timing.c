@@ -32,9 +32,8 @@
 #include "smr-args.h"
 #include "smr-compat.h"
 #include "smr-timing.h"
+#include "smr-timing-buffer.h"
 
-/* Fixed point for fractions of the span: 20 bits. */
-#define SMR_TM_FRAC_SHIFT	20
 /* Positions are shifted by that much: the span must stay below 2^43. */
 #define SMR_TM_MAX_SPAN		(1ULL << 43)
 
@@ -74,12 +73,6 @@ static const struct {
 	[SMR_TM_AHEAD] = { .name = "read_ahead_kib", .min = 0, .max = 16384 },
 };
 
-/*
- * The host interface a cached write is acknowledged at: SATA 6 Gb/s,
- * 600 MB/s after 8b/10b coding (SAS 12 Gb/s drives are twice that; the
- * difference is a few microseconds per 4 KiB write). In kB/s.
- */
-#define SMR_TM_LINK_KBPS	600000
 
 /* Decimal MB to sectors, rounded down. */
 static sector_t smr_tm_mb(u32 mb)
@@ -268,26 +261,6 @@ void smr_tm_emit(const struct smr_tm_params *p, char *result,
 }
 EXPORT_SYMBOL_GPL(smr_tm_emit);
 
-/* @x of the span, in 2^-20. */
-static u64 smr_tm_frac(struct smr_tm *tm, sector_t x)
-{
-	return div64_u64(min_t(u64, x, tm->span) << SMR_TM_FRAC_SHIFT,
-			 tm->span);
-}
-
-/* The media rate at @pos, kB/s: it falls linearly from the outer edge in. */
-static u64 smr_tm_kbps(struct smr_tm *tm, sector_t pos)
-{
-	return tm->od_kbps - (((u64)(tm->od_kbps - tm->id_kbps) *
-			       smr_tm_frac(tm, pos)) >> SMR_TM_FRAC_SHIFT);
-}
-
-/* ns to move @nsect at @kbps: bytes / (kB/s) = bytes * 10^6 / kbps ns. */
-static u64 smr_tm_xfer_ns(sector_t nsect, u64 kbps)
-{
-	return div64_u64((u64)nsect * SECTOR_SIZE * 1000000, kbps);
-}
-
 /* Service time of @nsect at @pos with the head at @head (pure). */
 static u64 smr_tm_service(struct smr_tm *tm, sector_t head, sector_t pos,
 			  sector_t nsect)
@@ -302,154 +275,6 @@ static u64 smr_tm_service(struct smr_tm *tm, sector_t head, sector_t pos,
 			((tm->b_ns * d) >> SMR_TM_FRAC_SHIFT);
 	}
 	return t + smr_tm_xfer_ns(nsect, smr_tm_kbps(tm, pos));
-}
-
-/*
- * The read cache. How far segment @s holds data at @t: its look-ahead
- * reads on from @ready at the media rate there until @stop. No product
- * here exceeds (stop - ready) * 512 * 10^6: a look-ahead of 16 MiB plus
- * one bio, far below 2^64.
- */
-static sector_t smr_tm_rseg_ready(struct smr_tm *tm, struct smr_tm_rseg *s,
-				  u64 t)
-{
-	u64 kbps, dt;
-
-	if (!s->reading || t <= s->since || s->ready >= s->stop)
-		return s->ready;
-	kbps = smr_tm_kbps(tm, s->ready);
-	dt = t - s->since;
-	if (dt >= smr_tm_xfer_ns(s->stop - s->ready, kbps))
-		return s->stop;
-	return s->ready + div64_u64(dt * kbps, SECTOR_SIZE * 1000000ULL);
-}
-
-/*
- * Under tm->lock: the look-ahead at @t. Stopped (the actuator takes other
- * work at @t) or run to its end by @t, the segment holds [start, ready)
- * and no more, and the head is where the look-ahead got to.
- */
-static void smr_tm_rc_settle(struct smr_tm *tm, u64 t, bool stop)
-{
-	struct smr_tm_rseg *s = tm->rc_reading;
-	sector_t ready;
-
-	if (!s)
-		return;
-	/* Running on: @ready stays where it was at @since. */
-	ready = smr_tm_rseg_ready(tm, s, t);
-	if (!stop && ready < s->stop)
-		return;
-	s->ready = ready;
-	s->stop = ready;
-	s->reading = false;
-	tm->rc_reading = NULL;
-	tm->head = s->ready;
-}
-
-/*
- * Under tm->lock: the actuator takes other work at @start. The look-ahead
- * stops where it got to; segments over the sectors [@pos, @pos + @nsect)
- * are dropped (a write changes them, a read refills them).
- * O(read_segments).
- */
-static void smr_tm_rc_take(struct smr_tm *tm, u64 start, sector_t pos,
-			   sector_t nsect)
-{
-	struct smr_tm_rseg *s;
-	unsigned int i;
-
-	smr_tm_rc_settle(tm, start, true);
-	for (i = 0; i < tm->nr_rsegs; i++) {
-		s = &tm->rsegs[i];
-		if (s->used && pos < s->stop && s->start < pos + nsect)
-			s->used = 0;
-	}
-}
-
-/*
- * Under tm->lock: a host read of [@pos, @pos + @nsect) at @now that a
- * segment holds, or that starts within its running look-ahead: answered
- * from it over the interface, without the actuator; its end, or 0 when
- * no segment has it. A segment reading ahead reads on past it.
- * O(read_segments).
- */
-static u64 smr_tm_rc_hit(struct smr_tm *tm, u64 now, sector_t pos,
-			 sector_t nsect)
-{
-	u64 ready_at, end;
-	struct smr_tm_rseg *s;
-	unsigned int i;
-
-	smr_tm_rc_settle(tm, now, false);
-	for (i = 0; i < tm->nr_rsegs; i++) {
-		s = &tm->rsegs[i];
-		/*
-		 * Held, or starting within a look-ahead still running (the
-		 * drive reads on to its end: a stream of reads longer than
-		 * the look-ahead streams too); a look-ahead that ended holds
-		 * what it read and no more.
-		 */
-		if (!s->used || pos < s->start ||
-		    (s->reading ? pos > s->stop : pos + nsect > s->ready))
-			continue;
-		/*
-		 * The command's overhead and its transfer over the interface,
-		 * one command after another there (as the write cache's
-		 * acknowledgements); not before the segment holds its last
-		 * sector: [start, ready) from @since (a read still in service
-		 * until then, or one before), the rest as the look-ahead
-		 * reaches it at the media rate. So a read that came before its
-		 * data did (the pieces of one large read, a second read of a
-		 * block in flight) waits for it.
-		 */
-		end = max(now, tm->link_until) + tm->overhead_ns +
-			smr_tm_xfer_ns(nsect, SMR_TM_LINK_KBPS);
-		ready_at = s->since;
-		if (pos + nsect > s->ready)
-			ready_at += smr_tm_xfer_ns(pos + nsect - s->ready,
-						   smr_tm_kbps(tm, s->ready));
-		end = max(end, ready_at);
-		tm->link_until = end;
-		if (s->reading) {
-			/*
-			 * It reads on from here: what it holds at @end, which
-			 * the actuator is committed to (smr_tm_charge_locked()
-			 * starts nothing before @since), and its stop moves on.
-			 */
-			s->ready = max(smr_tm_rseg_ready(tm, s, end), pos + nsect);
-			s->stop = min_t(sector_t, tm->span,
-					max(s->stop, pos + nsect + tm->ahead));
-			s->since = end;
-		}
-		s->used = ++tm->rc_clock;
-		return end;
-	}
-	return 0;
-}
-
-/*
- * Under tm->lock: a host read of [@pos, @pos + @nsect) from the media,
- * served until @end, fills a segment (a free one, else the least
- * recently used), whose look-ahead starts there. O(read_segments).
- */
-static void smr_tm_rc_fill(struct smr_tm *tm, u64 end, sector_t pos,
-			   sector_t nsect)
-{
-	struct smr_tm_rseg *s = &tm->rsegs[0];
-	unsigned int i;
-
-	for (i = 1; i < tm->nr_rsegs && s->used; i++)
-		if (tm->rsegs[i].used < s->used)
-			s = &tm->rsegs[i];
-	s->start = pos;
-	s->ready = pos + nsect;
-	s->stop = min_t(sector_t, tm->span, s->ready + tm->ahead);
-	s->since = end;
-	s->used = ++tm->rc_clock;
-	s->reading = s->stop > s->ready;
-	if (s->reading)
-		tm->rc_reading = s;
 }
 
 /* Charge under tm->lock at @now: the actuator's end of the I/O. */
@@ -487,61 +312,6 @@ u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
 	return end;
 }
 EXPORT_SYMBOL_GPL(smr_tm_charge);
-
-/* The write cache: forget the segments destaged by @now. */
-static void smr_tm_wc_drain(struct smr_tm *tm, u64 now)
-{
-	struct smr_tm_wc_seg *s;
-
-	while (tm->wc_nr) {
-		s = &tm->wc[tm->wc_head];
-		if (s->end > now)
-			break;
-		tm->wc_bytes -= s->bytes;
-		tm->wc_head = (tm->wc_head + 1) % SMR_TM_WC_SEGS;
-		tm->wc_nr--;
-	}
-}
-
-/*
- * When @need bytes more of the cache will have been destaged: the end of
- * the oldest segments that free them (ends rise along the ring).
- */
-static u64 smr_tm_wc_room(struct smr_tm *tm, u64 need)
-{
-	unsigned int i, k = tm->wc_head;
-	u64 freed = 0, t = 0;
-
-	for (i = 0; i < tm->wc_nr && freed < need; i++) {
-		freed += tm->wc[k].bytes;
-		t = tm->wc[k].end;
-		k = (k + 1) % SMR_TM_WC_SEGS;
-	}
-	return t;
-}
-
-/*
- * Add a write of @bytes destaged at @end. The newest segment takes it
- * while it holds less than a quantum (an eighth of the cache), so that
- * room is freed in steps of about an eighth whatever the writes' size;
- * with the ring full, the newest takes it whatever it holds.
- */
-static void smr_tm_wc_add(struct smr_tm *tm, u64 end, u64 bytes)
-{
-	struct smr_tm_wc_seg *s = NULL;
-
-	if (tm->wc_nr)
-		s = &tm->wc[(tm->wc_head + tm->wc_nr - 1) % SMR_TM_WC_SEGS];
-	if (!s || (s->bytes >= tm->wc_cap / 8 &&
-		   tm->wc_nr < SMR_TM_WC_SEGS)) {
-		s = &tm->wc[(tm->wc_head + tm->wc_nr) % SMR_TM_WC_SEGS];
-		s->bytes = 0;
-		tm->wc_nr++;
-	}
-	s->end = end;
-	s->bytes += bytes;
-	tm->wc_bytes += bytes;
-}
 
 u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
 		       blk_opf_t opf)
@@ -920,7 +690,6 @@ void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 {
 	struct smr_tm_bio *tb;
 	unsigned long flags;
-	unsigned int i;
 	u64 now;
 
 	spin_lock_irqsave(&tm->lock, flags);
@@ -933,9 +702,7 @@ void smr_tm_set_quiet(struct smr_tm *tm, bool quiet)
 		tm->wc_nr = 0;
 		tm->wc_bytes = 0;
 		/* The read cache too: its look-ahead's times are stale. */
-		for (i = 0; i < tm->nr_rsegs; i++)
-			tm->rsegs[i].used = 0;
-		tm->rc_reading = NULL;
+		smr_tm_rc_empty(tm);
 		spin_unlock_irqrestore(&tm->lock, flags);
 		return;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The timing model (common/smr-timing.c), shared by dm-smr and dm-caveat.
+ * The timing model (common/smr-timing.c, the drive's buffer in
+ * smr-timing-buffer.c), shared by dm-smr and dm-caveat.
  *
  * An optional disk model per target, given on the table line as
  *
