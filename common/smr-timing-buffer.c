@@ -172,8 +172,7 @@ u64 smr_tm_rc_hit(struct smr_tm *tm, u64 now, sector_t pos, sector_t nsect)
 		 * data did (the pieces of one large read, a second read of a
 		 * block in flight) waits for it.
 		 */
-		end = max(now, tm->link_until) + tm->overhead_ns +
-			smr_tm_xfer_ns(nsect, SMR_TM_LINK_KBPS);
+		end = smr_tm_link_end(tm, now, nsect);
 		ready_at = s->since;
 		if (pos + nsect > s->ready)
 			ready_at += smr_tm_xfer_ns(pos + nsect - s->ready,

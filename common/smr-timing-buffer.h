@@ -8,7 +8,9 @@
 #ifndef SMR_TIMING_BUFFER_H
 #define SMR_TIMING_BUFFER_H
 
+#include <linux/blk_types.h>
 #include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/types.h>
 
 #include "smr-timing.h"
@@ -44,6 +46,18 @@ static inline u64 smr_tm_xfer_ns(sector_t nsect, u64 kbps)
 }
 
 /*
+ * Under tm->lock: when a command of @nsect that may start at @t ends on
+ * the host interface, one command after another there: its overhead and
+ * its transfer at the interface's rate (a write the write cache takes, a
+ * read the read cache answers). The caller moves tm->link_until on.
+ */
+static inline u64 smr_tm_link_end(struct smr_tm *tm, u64 t, sector_t nsect)
+{
+	return max(t, tm->link_until) + tm->overhead_ns +
+		smr_tm_xfer_ns(nsect, SMR_TM_LINK_KBPS);
+}
+
+/*
  * The write cache, each under tm->lock and O(SMR_TM_WC_SEGS):
  * smr_tm_wc_drain() forgets the segments destaged by @now;
  * smr_tm_wc_room() is when @need bytes more will have been destaged;
@@ -52,6 +66,12 @@ static inline u64 smr_tm_xfer_ns(sector_t nsect, u64 kbps)
 void smr_tm_wc_drain(struct smr_tm *tm, u64 now);
 u64 smr_tm_wc_room(struct smr_tm *tm, u64 need);
 void smr_tm_wc_add(struct smr_tm *tm, u64 end, u64 bytes);
+
+/* A read of data, the kind of I/O the read cache keeps. */
+static inline bool smr_tm_is_read(blk_opf_t opf, sector_t nsect)
+{
+	return (opf & REQ_OP_MASK) == REQ_OP_READ && nsect;
+}
 
 /*
  * The read cache, each under tm->lock and O(read_segments):

@@ -313,6 +313,24 @@ u64 smr_tm_charge(struct smr_tm *tm, sector_t pos, sector_t nsect,
 }
 EXPORT_SYMBOL_GPL(smr_tm_charge);
 
+/*
+ * Under tm->lock, with a read cache: a host read at @now, answered from
+ * the cache when it holds it (*@hit), else from the media, filling a
+ * segment. Its end.
+ */
+static u64 smr_tm_read_locked(struct smr_tm *tm, u64 now, sector_t pos,
+			      sector_t nsect, bool *hit)
+{
+	u64 end = smr_tm_rc_hit(tm, now, pos, nsect);
+
+	*hit = end != 0;
+	if (!end) {
+		end = smr_tm_charge_locked(tm, now, pos, nsect, NULL);
+		smr_tm_rc_fill(tm, end, pos, nsect);
+	}
+	return end;
+}
+
 u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
 		       blk_opf_t opf)
 {
@@ -320,13 +338,11 @@ u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
 	u64 end, ack, room;
 	unsigned long flags;
 
+	bool hit;
+
 	spin_lock_irqsave(&tm->lock, flags);
-	if (tm->nr_rsegs && (opf & REQ_OP_MASK) == REQ_OP_READ && nsect) {
-		end = smr_tm_rc_hit(tm, now, pos, nsect);
-		if (!end) {
-			end = smr_tm_charge_locked(tm, now, pos, nsect, NULL);
-			smr_tm_rc_fill(tm, end, pos, nsect);
-		}
+	if (tm->nr_rsegs && smr_tm_is_read(opf, nsect)) {
+		end = smr_tm_read_locked(tm, now, pos, nsect, &hit);
 		spin_unlock_irqrestore(&tm->lock, flags);
 		return end;
 	}
@@ -345,8 +361,7 @@ u64 smr_tm_charge_host(struct smr_tm *tm, sector_t pos, sector_t nsect,
 	if (tm->wc_bytes + bytes > tm->wc_cap)
 		room = max(room, smr_tm_wc_room(tm, tm->wc_bytes + bytes -
 						 tm->wc_cap));
-	ack = max(room, tm->link_until) + tm->overhead_ns +
-		div64_u64(bytes * 1000000, SMR_TM_LINK_KBPS);
+	ack = smr_tm_link_end(tm, room, nsect);
 	tm->link_until = ack;
 	smr_tm_wc_add(tm, end, bytes);
 	spin_unlock_irqrestore(&tm->lock, flags);
@@ -473,6 +488,7 @@ static void smr_tm_dispatch(struct smr_tm *tm, u64 now)
 	struct smr_tm_bio *tb, *best, *oldest;
 	unsigned int i = 0;
 	u64 t, bt = U64_MAX, end, act;
+	bool hit;
 
 	oldest = list_first_entry_or_null(&tm->queue, struct smr_tm_bio, qnode);
 	if (!oldest)
@@ -506,16 +522,12 @@ static void smr_tm_dispatch(struct smr_tm *tm, u64 now)
 	 * waited) is answered from it, and the actuator, still free, takes
 	 * the next request at once: one per timer run, not a loop here.
 	 */
-	end = 0;
-	if (tm->nr_rsegs && best->read)
-		end = smr_tm_rc_hit(tm, now, best->pos, best->nsect);
-	if (end) {
-		act = now;
+	if (tm->nr_rsegs && best->read) {
+		end = smr_tm_read_locked(tm, now, best->pos, best->nsect, &hit);
+		act = hit ? now : end;
 	} else {
-		end = smr_tm_charge_locked(tm, now, best->pos, best->nsect, NULL);
-		if (tm->nr_rsegs && best->read)
-			smr_tm_rc_fill(tm, end, best->pos, best->nsect);
-		act = end;
+		end = act = smr_tm_charge_locked(tm, now, best->pos,
+						 best->nsect, NULL);
 	}
 	best->qend = end;
 	if (best->waiting)
@@ -569,7 +581,7 @@ void smr_tm_host(struct smr_tm *tm, struct smr_tm_bio *tb, sector_t pos,
 		spin_unlock_irqrestore(&tm->lock, flags);
 		return;
 	}
-	tb->read = (opf & REQ_OP_MASK) == REQ_OP_READ && nsect;
+	tb->read = smr_tm_is_read(opf, nsect);
 	if (tm->nr_rsegs && tb->read && list_empty(&tm->queue)) {
 		/*
 		 * A read the read cache holds needs no place in the queue.
