@@ -65,7 +65,7 @@ load() {
 # read, its time in us. OP is a byte offset to read 4 KiB at, "OFF:LEN"
 # to read LEN bytes, "w:OFF" to write 4 KiB there, "s:SECONDS" to sleep.
 # The device is opened for writing only when an OP writes. The model's
-# busy time is cleared before the first OP and printed last ("busy MS").
+# busy time is cleared before the first OP (cv_busy reads it after).
 rd() {
 	python3 - "$D" tm06 "$@" <<'EOF'
 import mmap, os, subprocess, sys, time
@@ -85,8 +85,6 @@ for op in ops:
         off, _, n = op.partition(":")
         os.preadv(fd, [memoryview(buf)[:int(n or 4096)]], int(off))
     print("%.0f" % ((time.monotonic() - t) * 1e6))
-st = subprocess.run(["dmsetup", "status", name], capture_output=True, text=True).stdout.split()
-print("busy", st[13])
 EOF
 }
 
@@ -115,13 +113,13 @@ case $t in
 esac
 mapfile -t r < <(rd "${far[0]}" "${far[0]}" "${far[1]}" "${far[2]}" "${far[3]}" \
 	"${far[0]}" "${far[1]}" "${far[2]}" "${far[3]}")
-diag "4 segments: ${r[*]}"
+busy=$(cv_busy tm06)
+diag "4 segments: ${r[*]}; busy $busy ms"
 expect "a far block" "${r[0]}" miss
 expect "the same block again" "${r[1]}" hit
 expect "the first of 4 far blocks read again" "${r[5]}" hit
 expect "the last of them again" "${r[8]}" hit
 hit_us=${r[8]}	# the guest's own time for a read (below)
-busy=${r[9]#busy }
 # Only the 4 misses' service, about 10 ms each here (9 reads from the
 # media would be over 80 ms).
 if [ "$busy" -gt 0 ] && [ "$busy" -le 50 ]; then
@@ -173,8 +171,8 @@ stream() {
 	local n=1024 i ops=() r
 	for ((i = 0; i < n; i++)); do ops+=($(( far[7] + i * 4096 ))); done
 	mapfile -t r < <(rd "${ops[@]}")
-	busy=${r[$n]#busy }
-	us=$(printf '%s\n' "${r[@]:0:$n}" | awk '{ s += $1 } END { print s }')
+	busy=$(cv_busy tm06)
+	us=$(printf '%s\n' "${r[@]}" | awk '{ s += $1 } END { print s }')
 }
 # The media rate there (the model's, without overhead: K has none).
 mbps=$($TM seq $S $MIB $((far[7] / 512)) $K)
