@@ -314,7 +314,10 @@ class ArraySetup:
             run_cmd(["mdadm", mdpath, "--fail", drives[k]], "mdadm --fail")
             run_cmd(["mdadm", mdpath, "--remove", drives[k]], "mdadm --remove")
             rname = base + "_new"
+            t = time.time()
             rdev = self.make_drive(run["dev"], rname, rpath, rundir, made, loops)
+            if time.time() - t >= 5:
+                self.say("  the replacement took %.1f s to create" % (time.time() - t))
             with open(os.path.join(rundir, "table.txt"), "w") as f:
                 f.write(run_cmd(["dmsetup", "table", rname], "dmsetup table").stdout)
             sampler = Sampler(rname, os.path.join(rundir, "status.csv"), t0, self.sample_s)
@@ -393,22 +396,33 @@ class ArraySetup:
         """Stop the array, zero the drives' md superblocks, keep the
         replacement's last status, remove the drives and slices. Every
         step is tried whatever the one before did."""
+        def slow(what, t):
+            # a step that holds the run up is named: the time between a
+            # run's last figure and its "ok" line is otherwise unexplained
+            if time.time() - t >= 5:
+                self.say("  teardown: %s took %.1f s" % (what, time.time() - t))
+
         def attempt(args, what):
+            t = time.time()
             try:
                 return run_cmd(args, what, check=False)
             except RuntimeError as e:      # not started, or timed out
                 self.say("  %s: %s" % (what, e))
                 return None
+            finally:
+                slow(what, t)
         if mdpath and os.path.exists(mdpath):
             attempt(["mdadm", "--stop", mdpath], "mdadm --stop")
         attempt(["udevadm", "settle"], "udevadm settle")
         def release(path):
+            t = time.time()
             try:
                 left = self.release(path)
             except RuntimeError as e:      # a command timed out
                 left = str(e)
             if left:
                 self.say("  %s: %s" % (path, left))
+            slow("releasing " + path, t)
         for lo in loops:
             release(lo)
             attempt(["losetup", "-d", lo], "losetup -d")
@@ -426,7 +440,9 @@ class ArraySetup:
             if st and n == base + "_new":
                 with open(os.path.join(rundir, "status.final"), "w") as f:
                     f.write(st + "\n")
+            t = time.time()
             try:
                 self.remove(n)
             except RuntimeError as e:
                 self.say("  removing %s: %s" % (n, e))
+            slow("removing " + n, t)
