@@ -119,20 +119,26 @@ class ArraySetup:
             f.write("".join("%s\n" % p for p in paths))
         return paths[:-1], paths[-1]
 
-    def make_drive(self, o, name, backing, rundir, made, loops=None):
+    def make_drive(self, o, name, backing, rundir, made, loops=None, pending=None):
         """Create one drive (its name appended to made, for the removal
         at the end, before anything else can fail), and make sure md has
-        no claim on it. With loops (a list): behind a request queue
-        (queue_in_front), the loop device appended to it. Returns the
-        path md is to use."""
+        no claim on it (unclaim), or with pending (a list) append the
+        paths to release to it, for one unclaim of several drives. With
+        loops (a list): behind a request queue (queue_in_front), the loop
+        device appended to it. Returns the path md is to use."""
         d = os.path.join(rundir, "drives", name)
         os.makedirs(d, exist_ok=True)
         pseudo = {"dev": dict(o, backing=backing, name=name), "device": name}
         n, path, how = self.create(pseudo, d)
         made.append(n)
-        self.unclaim(path)
+        paths = [path]
         if loops is not None:
             path = self.queue_in_front(path, loops)
+            paths.append(path)
+        if pending is None:
+            self.unclaim(paths)
+        else:
+            pending.extend(paths)
         return path
 
     def queue_in_front(self, path, loops):
@@ -161,47 +167,57 @@ class ArraySetup:
                                        "would stand between md and the drive" % (lo, path))
         except OSError:
             pass
-        self.unclaim(lo)
         return lo
 
-    def unclaim(self, path):
+    def unclaim(self, paths):
         """A drive formatted over a backing an earlier array used may
         still show that array's md superblock: a drive-managed one, whose
         zeroing at the end of that run went to its persistent cache, which
         a format drops. udev's incremental assembly (mdadm's rules) then
         takes the drive into an inactive array. Stop any array holding
         the drive, and zero the superblock it shows; an error if that
-        does not hold (release())."""
-        left = self.release(path, say=True)
+        does not hold (release()). paths: one path or a list (a drive and
+        the loop device in front of it, or several drives)."""
+        left = self.release(paths, say=True)
         if left:
             raise RuntimeError("%s: md still holds it (%s) after %d tries to release it"
-                               % (path, left, self.RELEASE_TRIES))
+                               % (paths if isinstance(paths, str) else " ".join(paths),
+                                  left, self.RELEASE_TRIES))
 
     RELEASE_TRIES = 5
 
-    def release(self, path, say=False):
-        """Stop the md arrays holding path and zero its md superblock,
-        until neither comes back: stopping an array that udev assembled
-        from a stale superblock sends a change event on its members, and
-        udev's incremental assembly can take the member again before the
-        superblock is zeroed (seen on 6.12, where this left the drive held
-        at the end of the run). At most RELEASE_TRIES rounds; returns a
-        description of what still holds it ('' when nothing does)."""
+    def release(self, paths, say=False):
+        """Stop the md arrays holding paths (one path or a list) and zero
+        their md superblocks, until neither comes back: stopping an array
+        that udev assembled from a stale superblock sends a change event
+        on its members, and udev's incremental assembly can take the
+        member again before the superblock is zeroed (seen on 6.12, where
+        this left the drive held at the end of the run). All the paths in
+        one round: one mdadm --zero-superblock, a udevadm settle before
+        and after (each settle waits for udev's work on every device, a
+        few seconds under TCG). At most RELEASE_TRIES rounds; returns a
+        description of what still holds them ('' when nothing does)."""
+        if isinstance(paths, str):
+            paths = [paths]
+        if not paths:
+            return ""
         left = ""
         for _ in range(self.RELEASE_TRIES):
             run_cmd(["udevadm", "settle"], "udevadm settle", check=False)
-            for h in self.md_holders(path):
-                if say:
-                    self.say("  %s was taken into /dev/%s (an old superblock): stopping it"
-                             % (path, h))
-                run_cmd(["mdadm", "--stop", "/dev/" + h], "mdadm --stop", check=False)
-            z = run_cmd(["mdadm", "--zero-superblock", path], "mdadm --zero-superblock",
+            for path in paths:
+                for h in self.md_holders(path):
+                    if say:
+                        self.say("  %s was taken into /dev/%s (an old superblock): stopping it"
+                                 % (path, h))
+                    run_cmd(["mdadm", "--stop", "/dev/" + h], "mdadm --stop", check=False)
+            z = run_cmd(["mdadm", "--zero-superblock"] + list(paths), "mdadm --zero-superblock",
                         check=False)
             run_cmd(["udevadm", "settle"], "udevadm settle", check=False)
-            holders = self.md_holders(path)
-            if not holders and z.returncode == 0:
+            held = ["%s (%s)" % (p, ", ".join(h)) if len(paths) > 1 else ", ".join(h)
+                    for p, h in ((p, self.md_holders(p)) for p in paths) if h]
+            if not held and z.returncode == 0:
                 return ""
-            left = ", ".join(holders) or "mdadm --zero-superblock: " + \
+            left = "; ".join(held) or "mdadm --zero-superblock: " + \
                 (z.stderr.strip() or "exit %d" % z.returncode)
         return left
 
@@ -258,9 +274,10 @@ class ArraySetup:
             raise RuntimeError("mdadm is not installed (apt-get install mdadm)")
         try:
             paths, rpath = self.carve(run, base, rundir, made)
-            drives = []
+            drives, pending = [], []
             for o, name, p in zip(run["member_devs"], names, paths):
-                drives.append(self.make_drive(o, name, p, rundir, made, loops))
+                drives.append(self.make_drive(o, name, p, rundir, made, loops, pending))
+            self.unclaim(pending)
             self.say("  %d drives: %s" % (len(drives), ", ".join(
                 "%s (%s)" % (n, o.get("profile") or o["model"]) for n, o in zip(names, run["member_devs"]))))
             # Not this run's array: teardown must not stop it.
@@ -414,26 +431,24 @@ class ArraySetup:
         if mdpath and os.path.exists(mdpath):
             attempt(["mdadm", "--stop", mdpath], "mdadm --stop")
         attempt(["udevadm", "settle"], "udevadm settle")
-        def release(path):
+        def release(paths):
             t = time.time()
             try:
-                left = self.release(path)
+                left = self.release(paths)
             except RuntimeError as e:      # a command timed out
                 left = str(e)
             if left:
-                self.say("  %s: %s" % (path, left))
-            slow("releasing " + path, t)
+                self.say("  %s: %s" % (" ".join(paths), left))
+            slow("releasing " + " ".join(paths), t)
+        release(loops)
         for lo in loops:
-            release(lo)
             attempt(["losetup", "-d", lo], "losetup -d")
         # No md superblock may outlive the run: udev's incremental
         # assembly (mdadm's rules) would take the drives of a later run
         # over the same backing before its mdadm --create.
-        for n in made:
-            if not n.startswith(base + "_s"):
-                # (an array udev assembled from a drive, in a run that
-                # failed before unclaim(), holds it: stop that too)
-                release("/dev/mapper/" + n)
+        # (an array udev assembled from a drive, in a run that failed
+        # before unclaim(), holds it: stop that too)
+        release(["/dev/mapper/" + n for n in made if not n.startswith(base + "_s")])
         for n in reversed(made):
             p = attempt(["dmsetup", "status", n], "dmsetup status")
             st = p.stdout.strip() if p else ""
