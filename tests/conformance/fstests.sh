@@ -17,6 +17,9 @@
 #   ext4-dm    ext4 on two drive-managed drives; baseline: dm-linear over
 #              the same backing ranges
 #   xfs-dm     xfs likewise
+#   NAME-wc    any of the above with each drive's volatile write cache on
+#              (write_cache_kib SMR_FSTESTS_WC_KIB, default 8192), as real
+#              drives ship; the baseline is the same
 # The tests: SMR_FSTESTS_TESTS (fstests' own arguments, e.g.
 # "generic/001 -g zone"), else tests/conformance/fstests.list. Each
 # test's result on both sides is in the log
@@ -41,6 +44,15 @@ else
 fi
 [ ${#TESTS[@]} -gt 0 ] || bail "no tests to run"
 
+# fstests wants GNU awk (its README) and runs "awk": Debian's default
+# awk is mawk unless gawk is installed and chosen, which the host's own
+# scripts must not depend on; so an awk that is gawk comes first in
+# fstests' PATH only.
+AWK_DIR=$T_WORK/gawk-bin
+mkdir -p "$AWK_DIR"
+command -v gawk > /dev/null || bail "fstests needs gawk (scripts/setup-fstests.sh installs it)"
+ln -sf "$(command -v gawk)" "$AWK_DIR/awk"
+
 # Each device 1 GiB: fstests' scratch tests mostly want less, and four
 # memory-backed null_blk devices must fit the guest (SMR_VM_MEM).
 MB=${SMR_FSTESTS_MB:-1024}
@@ -49,6 +61,8 @@ CONV=4			# f2fs keeps its metadata in conventional zones
 BAND=65536		# drive-managed: 32 MiB bands
 CACHE=131072		# and a 64 MiB persistent cache
 LEN=$((MB * 2048))
+WC_KIB=${SMR_FSTESTS_WC_KIB:-8192}
+[[ $WC_KIB =~ ^[0-9]+$ ]] || bail "SMR_FSTESTS_WC_KIB is a count of KiB, not '$WC_KIB'"
 MNT_T=$T_MNT/test MNT_S=$T_MNT/scratch
 mkdir -p "$MNT_T" "$MNT_S"
 
@@ -89,7 +103,10 @@ run_side() {
 	CFG
 	mkdir -p "$rb"
 	diag "$side: ./check ${TESTS[*]} ($fs, test $tdev, scratch $sdev)"
-	(cd "$FST" && HOST_OPTIONS=$cfg ./check "${TESTS[@]}") > "$T_WORK/$side.out" 2>&1
+	# check's output goes to the results (SMR_STATE), where the host sees
+	# it as the tests run: a run of the whole list takes hours under TCG
+	(cd "$FST" && PATH=$AWK_DIR:$PATH HOST_OPTIONS=$cfg ./check "${TESTS[@]}") > "$SMR_STATE/$side.out" 2>&1
+	cp "$SMR_STATE/$side.out" "$T_WORK/$side.out"
 	umount "$MNT_T" "$MNT_S" 2> /dev/null
 	# check's summary: "Ran: ...", "Not run: ...", "Failures: ..."; a
 	# test that ran and did not fail passed.
@@ -129,32 +146,36 @@ zoned_nullb() {	# zoned null_blk of the drives' geometry
 }
 
 for c in $CONFIGS; do
-	fs=${c%-*}
+	fs=${c%%-*}
+	# -wc: the drives with their volatile write cache (the baseline
+	# without: fstests' flushes and FUA must make up the difference)
+	wc=()
+	case $c in *-wc) wc=(write_cache_kib "$WC_KIB") ;; esac
 	modprobe "$fs" 2> /dev/null
 	grep -qw "$fs" /proc/filesystems || { skip "$c" "the kernel has no $fs"; continue; }
 	case $c in
-	*-hm)
+	*-hm|*-hm-wc)
 		b1=$(zoned_nullb) && b2=$(zoned_nullb) || { not_ok "$c: zoned null_blk baseline"; continue; }
 		run_side "$c-baseline" "$fs" "$b1" "$b2" || continue
 		k1=$(new_backing $((MB + 8))) && k2=$(new_backing $((MB + 8))) || bail "no backing device"
-		hm_create "fst-${fs}-t" $LEN "$k1" $ZS conv_zones $CONV format &&
-			hm_create "fst-${fs}-s" $LEN "$k2" $ZS conv_zones $CONV format ||
+		hm_create "fst-${fs}-t" $LEN "$k1" $ZS conv_zones $CONV "${wc[@]}" format &&
+			hm_create "fst-${fs}-s" $LEN "$k2" $ZS conv_zones $CONV "${wc[@]}" format ||
 			{ not_ok "$c: create the drives"; continue; }
 		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
 		;;
-	*-dm)
+	*-dm|*-dm-wc)
 		k1=$(new_backing $((MB + 192))) && k2=$(new_backing $((MB + 192))) || bail "no backing device"
 		dm_create "fst-${fs}-lt" "0 $LEN linear $k1 0" &&
 			dm_create "fst-${fs}-ls" "0 $LEN linear $k2 0" ||
 			{ not_ok "$c: dm-linear baseline"; continue; }
 		run_side "$c-baseline" "$fs" "/dev/mapper/fst-${fs}-lt" "/dev/mapper/fst-${fs}-ls" || continue
 		dm_remove "fst-${fs}-lt" && dm_remove "fst-${fs}-ls"
-		dms_create "fst-${fs}-t" $LEN "$k1" $BAND cache_sectors $CACHE format &&
-			dms_create "fst-${fs}-s" $LEN "$k2" $BAND cache_sectors $CACHE format ||
+		dms_create "fst-${fs}-t" $LEN "$k1" $BAND cache_sectors $CACHE "${wc[@]}" format &&
+			dms_create "fst-${fs}-s" $LEN "$k2" $BAND cache_sectors $CACHE "${wc[@]}" format ||
 			{ not_ok "$c: create the drives"; continue; }
 		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
 		;;
-	*) not_ok "unknown configuration $c (f2fs-hm btrfs-hm ext4-dm xfs-dm)"; continue ;;
+	*) not_ok "unknown configuration $c (f2fs-hm btrfs-hm ext4-dm xfs-dm, each with -wc or without)"; continue ;;
 	esac
 	compare "$c"
 done
