@@ -46,7 +46,15 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x "$DEST/check" ] &&
 	exit 0
 fi
 [ "$(id -u)" = 0 ] || die "run as root (apt-get install of the build dependencies, the test users)"
+# Installing gawk makes it the system's awk (its alternative outranks
+# mawk's); the host's awk stays what it was: tests/conformance/fstests.sh
+# gives fstests a gawk of its own.
+awk_was=$(readlink -f /usr/bin/awk 2> /dev/null || true)
 install_missing "${BUILD_DEPS[@]}" "${RUN_DEPS[@]}"
+if [ -n "$awk_was" ] && [ "$(readlink -f /usr/bin/awk)" != "$awk_was" ]; then
+	echo "$ME: /usr/bin/awk back to $awk_was (gawk is for fstests alone)"
+	update-alternatives --quiet --set awk "$awk_was"
+fi
 # Users and groups fstests' tests ask for (its README): without them
 # those tests are "not run", not failed.
 getent group fsgqa > /dev/null || groupadd fsgqa

@@ -17,8 +17,9 @@
 # test_scsi_02 shares to run the script through the SCSI view.
 #
 # Geometry (tests/lib/zbd.sh): 2 MiB zones, 8 conventional, 136
-# sequential, max_open 16. Eight of the script's cases are time-based: 30 s
-# each as shipped, 10 s in the copy run here (SMR_ZBD_RUNTIME=30 restores
+# sequential, max_open 16. Eight of the script's cases are time-based
+# (seven run; case 54, below, does not): 30 s each as shipped, 10 s in
+# the copy run here (SMR_ZBD_RUNTIME=30 restores
 # them). test-zbd-support then runs about 2.5 minutes under TCG (6 with
 # 4 MiB zones and 30 s).
 #

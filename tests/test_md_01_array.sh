@@ -7,7 +7,7 @@
 # wait for udev, whose programs come over 9p from the host, lets the
 # counted clock run ahead. 1798 s counted in 470 s of wall time beside
 # three other VMs, 2026-12-01.)
-# (About 5.5 minutes: the campaign runner and md do the work, the same
+# (About 2.5 minutes: the campaign runner and md do the work, the same
 # on every kernel; make check runs it on the first kernel only, to keep
 # CI within its hour.) It runs under instruction counting (tests/vm-run):
 # what it times, a rebuild's time against the modelled drives', is

@@ -177,7 +177,10 @@ class ArraySetup:
         takes the drive into an inactive array. Stop any array holding
         the drive, and zero the superblock it shows; an error if that
         does not hold (release()). paths: one path or a list (a drive and
-        the loop device in front of it, or several drives)."""
+        the loop device in front of it, or several drives). With several
+        drives made before one unclaim, udev may have started an old
+        array of more than one of them, not only held one inactive: the
+        same stop, retried while md says it is busy."""
         left = self.release(paths, say=True)
         if left:
             raise RuntimeError("%s: md still holds it (%s) after %d tries to release it"
@@ -204,8 +207,12 @@ class ArraySetup:
         left = ""
         for _ in range(self.RELEASE_TRIES):
             run_cmd(["udevadm", "settle"], "udevadm settle", check=False)
+            stopped = set()
             for path in paths:
                 for h in self.md_holders(path):
+                    if h in stopped:        # an array of several of them
+                        continue
+                    stopped.add(h)
                     if say:
                         self.say("  %s was taken into /dev/%s (an old superblock): stopping it"
                                  % (path, h))
@@ -437,6 +444,12 @@ class ArraySetup:
                 left = self.release(paths)
             except RuntimeError as e:      # a command timed out
                 left = str(e)
+                # every drive tried whatever another did: one at a time
+                for p in paths if len(paths) > 1 else []:
+                    try:
+                        self.release(p)
+                    except RuntimeError:
+                        pass
             if left:
                 self.say("  %s: %s" % (" ".join(paths), left))
             slow("releasing " + " ".join(paths), t)

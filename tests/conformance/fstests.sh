@@ -9,7 +9,8 @@
 # takes longer than CI has room for, so it is not in tests/test_*.sh:
 # `make fstests` runs it (KVER= picks the kernel).
 #
-# Configurations (SMR_FSTESTS_CONFIGS, default all), each a test device
+# Configurations (SMR_FSTESTS_CONFIGS, default the four without -wc),
+# each a test device
 # and a scratch device:
 #   f2fs-hm    f2fs on two host-managed drives; baseline: two zoned
 #              null_blk devices of the same geometry
@@ -62,7 +63,10 @@ BAND=65536		# drive-managed: 32 MiB bands
 CACHE=131072		# and a 64 MiB persistent cache
 LEN=$((MB * 2048))
 WC_KIB=${SMR_FSTESTS_WC_KIB:-8192}
-[[ $WC_KIB =~ ^[0-9]+$ ]] || bail "SMR_FSTESTS_WC_KIB is a count of KiB, not '$WC_KIB'"
+# (the table's bounds: 1024 to 1048576 KiB, whole 4 KiB blocks)
+[[ $WC_KIB =~ ^[0-9]+$ ]] && [ "$WC_KIB" -ge 1024 ] && [ "$WC_KIB" -le 1048576 ] &&
+	[ $((WC_KIB % 4)) = 0 ] ||
+	bail "SMR_FSTESTS_WC_KIB is 1024 to 1048576 KiB in whole 4 KiB blocks, not '$WC_KIB'"
 MNT_T=$T_MNT/test MNT_S=$T_MNT/scratch
 mkdir -p "$MNT_T" "$MNT_S"
 

@@ -333,9 +333,6 @@ class ArrayPartsTest(unittest.TestCase):
         self.assertIn("cache 12% used", b)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class FakeUdev:
     """md and udev as release() sees them: a stale superblock on a drive,
@@ -429,3 +426,7 @@ class ReleaseTest(unittest.TestCase):
         fake.held = False
         self.assertEqual(a.release("/dev/loop3"), "")
         self.assertNotIn(["mdadm", "--stop"], fake.calls)
+
+
+if __name__ == "__main__":
+    unittest.main()
