@@ -58,7 +58,7 @@ zbd_run "$SD" $TIMED
 ref=$SMR_STATE/../test_fio_02_zbd_conformance/cases.txt
 if [ ! -s "$ref" ]; then
 	ref=$T_WORK/dm-cases.txt
-	# (50 and 52: measured with 8 conventional zones on 6.1 only)
+	# (50 and 52: measured with 8 conventional zones on 6.1 and 6.12)
 	for n in $(seq 1 8) $(seq 11 41) $(seq 44 48) 50 52 53 55 57 58; do
 		echo "$n PASS"
 	done > "$ref"
