@@ -181,13 +181,20 @@ class ArraySetup:
         drives made before one unclaim, udev may have started an old
         array of more than one of them, not only held one inactive: the
         same stop, retried while md says it is busy."""
+        if isinstance(paths, str):
+            paths = [paths]
         left = self.release(paths, say=True)
         if left:
             raise RuntimeError("%s: md still holds it (%s) after %d tries to release it"
-                               % (paths if isinstance(paths, str) else " ".join(paths),
-                                  left, self.RELEASE_TRIES))
+                               % (" ".join(paths), left, self.RELEASE_TRIES))
 
     RELEASE_TRIES = 5
+
+    def say_if_slow(self, what, t):
+        """Name a step that took 5 s or more since t: the time between a
+        run's last figure and its "ok" line is otherwise unexplained."""
+        if time.time() - t >= 5:
+            self.say("  %s took %.1f s" % (what, time.time() - t))
 
     def release(self, paths, say=False):
         """Stop the md arrays holding paths (one path or a list) and zero
@@ -340,8 +347,7 @@ class ArraySetup:
             rname = base + "_new"
             t = time.time()
             rdev = self.make_drive(run["dev"], rname, rpath, rundir, made, loops)
-            if time.time() - t >= 5:
-                self.say("  the replacement took %.1f s to create" % (time.time() - t))
+            self.say_if_slow("creating the replacement", t)
             with open(os.path.join(rundir, "table.txt"), "w") as f:
                 f.write(run_cmd(["dmsetup", "table", rname], "dmsetup table").stdout)
             sampler = Sampler(rname, os.path.join(rundir, "status.csv"), t0, self.sample_s)
@@ -420,12 +426,6 @@ class ArraySetup:
         """Stop the array, zero the drives' md superblocks, keep the
         replacement's last status, remove the drives and slices. Every
         step is tried whatever the one before did."""
-        def slow(what, t):
-            # a step that holds the run up is named: the time between a
-            # run's last figure and its "ok" line is otherwise unexplained
-            if time.time() - t >= 5:
-                self.say("  teardown: %s took %.1f s" % (what, time.time() - t))
-
         def attempt(args, what):
             t = time.time()
             try:
@@ -434,7 +434,7 @@ class ArraySetup:
                 self.say("  %s: %s" % (what, e))
                 return None
             finally:
-                slow(what, t)
+                self.say_if_slow("teardown: " + what, t)
         if mdpath and os.path.exists(mdpath):
             attempt(["mdadm", "--stop", mdpath], "mdadm --stop")
         attempt(["udevadm", "settle"], "udevadm settle")
@@ -445,14 +445,15 @@ class ArraySetup:
             except RuntimeError as e:      # a command timed out
                 left = str(e)
                 # every drive tried whatever another did: one at a time
-                for p in paths if len(paths) > 1 else []:
-                    try:
-                        self.release(p)
-                    except RuntimeError:
-                        pass
+                if len(paths) > 1:
+                    for p in paths:
+                        try:
+                            self.release(p)
+                        except RuntimeError:
+                            pass
             if left:
                 self.say("  %s: %s" % (" ".join(paths), left))
-            slow("releasing " + " ".join(paths), t)
+            self.say_if_slow("teardown: releasing " + " ".join(paths), t)
         release(loops)
         for lo in loops:
             attempt(["losetup", "-d", lo], "losetup -d")
@@ -473,4 +474,4 @@ class ArraySetup:
                 self.remove(n)
             except RuntimeError as e:
                 self.say("  removing %s: %s" % (n, e))
-            slow("removing " + n, t)
+            self.say_if_slow("teardown: removing " + n, t)

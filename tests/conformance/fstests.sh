@@ -10,8 +10,7 @@
 # `make fstests` runs it (KVER= picks the kernel).
 #
 # Configurations (SMR_FSTESTS_CONFIGS, default the four without -wc),
-# each a test device
-# and a scratch device:
+# each a test device and a scratch device:
 #   f2fs-hm    f2fs on two host-managed drives; baseline: two zoned
 #              null_blk devices of the same geometry
 #   btrfs-hm   btrfs (zoned) likewise
@@ -94,6 +93,9 @@ mkfs_test() {
 # per-test results go to $T_WORK/NAME.results ("test status").
 run_side() {
 	local side=$1 fs=$2 tdev=$3 sdev=$4 cfg=$T_WORK/$1.config rb=$T_WORK/$1
+	# check's output goes to the results (SMR_STATE), where the host sees
+	# it as the tests run: a run of the whole list takes hours under TCG
+	local out=$SMR_STATE/$1.out
 	umount "$MNT_T" "$MNT_S" 2> /dev/null
 	mkfs_test "$fs" "$tdev" || { not_ok "$side: mkfs.$fs of the test device" "$(tail -5 "$T_WORK/mkfs.log")"; return 1; }
 	cat > "$cfg" <<-CFG
@@ -107,25 +109,22 @@ run_side() {
 	CFG
 	mkdir -p "$rb"
 	diag "$side: ./check ${TESTS[*]} ($fs, test $tdev, scratch $sdev)"
-	# check's output goes to the results (SMR_STATE), where the host sees
-	# it as the tests run: a run of the whole list takes hours under TCG
-	(cd "$FST" && PATH=$AWK_DIR:$PATH HOST_OPTIONS=$cfg ./check "${TESTS[@]}") > "$SMR_STATE/$side.out" 2>&1
-	cp "$SMR_STATE/$side.out" "$T_WORK/$side.out"
+	(cd "$FST" && PATH=$AWK_DIR:$PATH HOST_OPTIONS=$cfg ./check "${TESTS[@]}") > "$out" 2>&1
 	umount "$MNT_T" "$MNT_S" 2> /dev/null
 	# check's summary: "Ran: ...", "Not run: ...", "Failures: ..."; a
 	# test that ran and did not fail passed.
 	awk '/^Ran:/ { for (i = 2; i <= NF; i++) st[$i] = "pass" }
 	     /^Not run:/ { for (i = 3; i <= NF; i++) st[$i] = "notrun" }
 	     /^Failures:/ { for (i = 2; i <= NF; i++) st[$i] = "fail" }
-	     END { for (t in st) print t, st[t] }' "$T_WORK/$side.out" > "$T_WORK/$side.results"
+	     END { for (t in st) print t, st[t] }' "$out" > "$T_WORK/$side.results"
 	# What check said of each test that did not pass, for the log.
 	while read -r t st; do
-		[ "$st" = pass ] || diag "$side: $(grep -m1 -E "^$t( |$)" "$T_WORK/$side.out" | cut -c1-200)"
+		[ "$st" = pass ] || diag "$side: $(grep -m1 -E "^$t( |$)" "$out" | cut -c1-200)"
 	done < "$T_WORK/$side.results"
 	if [ -s "$T_WORK/$side.results" ]; then
 		ok "$side: fstests ran $(wc -l < "$T_WORK/$side.results") tests ($(grep -c ' pass$' "$T_WORK/$side.results") passed, $(grep -c ' fail$' "$T_WORK/$side.results") failed, $(grep -c ' notrun$' "$T_WORK/$side.results") not run)"
 	else
-		not_ok "$side: fstests ran" "$(tail -20 "$T_WORK/$side.out")"
+		not_ok "$side: fstests ran" "$(tail -20 "$out")"
 		return 1
 	fi
 }
@@ -154,11 +153,11 @@ for c in $CONFIGS; do
 	# -wc: the drives with their volatile write cache (the baseline
 	# without: fstests' flushes and FUA must make up the difference)
 	wc=()
-	case $c in *-wc) wc=(write_cache_kib "$WC_KIB") ;; esac
+	[ "$c" = "${c%-wc}" ] || wc=(write_cache_kib "$WC_KIB")
 	modprobe "$fs" 2> /dev/null
 	grep -qw "$fs" /proc/filesystems || { skip "$c" "the kernel has no $fs"; continue; }
-	case $c in
-	*-hm|*-hm-wc)
+	case ${c%-wc} in
+	*-hm)
 		b1=$(zoned_nullb) && b2=$(zoned_nullb) || { not_ok "$c: zoned null_blk baseline"; continue; }
 		run_side "$c-baseline" "$fs" "$b1" "$b2" || continue
 		k1=$(new_backing $((MB + 8))) && k2=$(new_backing $((MB + 8))) || bail "no backing device"
@@ -167,7 +166,7 @@ for c in $CONFIGS; do
 			{ not_ok "$c: create the drives"; continue; }
 		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
 		;;
-	*-dm|*-dm-wc)
+	*-dm)
 		k1=$(new_backing $((MB + 192))) && k2=$(new_backing $((MB + 192))) || bail "no backing device"
 		dm_create "fst-${fs}-lt" "0 $LEN linear $k1 0" &&
 			dm_create "fst-${fs}-ls" "0 $LEN linear $k2 0" ||

@@ -52,8 +52,9 @@ zbd_prep() {
 		"$script" > "$script.new" && mv "$script.new" "$script" && chmod +x "$script"
 
 	# Eight cases are time-based (seven run: case 54 is not), 30 s of
-	# random I/O each (most of the 6 minutes the script took under TCG): in the copy they run for
-	# SMR_ZBD_RUNTIME seconds, 10 unless set (30 is the script's own).
+	# random I/O each (most of the 6 minutes the script took under TCG):
+	# in the copy they run for SMR_ZBD_RUNTIME seconds, 10 unless set (30
+	# is the script's own).
 	# Under TCG 10 s is still thousands of commands and dozens of zone
 	# resets per case; what they check (write pointers, open-zone limits,
 	# verification) does not depend on the length.
