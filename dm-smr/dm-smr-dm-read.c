@@ -38,9 +38,9 @@
  *   read as it did with one the locked path had aimed: the lock was
  *   dropped before the bio left.
  * - The whole bio is in the band: the constructor takes band_sectors a
- *   multiple of SMR_DM_IO_SECTORS, which is max_io_len, so dm splits a
- *   bio at band ends and run = n is what the lookup of an empty index
- *   would give.
+ *   multiple of SMR_DM_IO_SECTORS, at whose boundaries map() cuts every
+ *   bio (smr_dm_split()), so no bio crosses a band's end and run = n is
+ *   what the lookup of an empty index would give.
  * A band with slots takes the lock and its index, as before.
  */
 static __always_inline int smr_dm_read_map(struct smr_dm_target *sc,
