@@ -20,11 +20,21 @@
 #   NAME-wc    any of the above with each drive's volatile write cache on
 #              (write_cache_kib SMR_FSTESTS_WC_KIB, default 8192), as real
 #              drives ship; the baseline is the same
+#   NAME-tm    any of the above with the timing model of a profile
+#              (SMR_FSTESTS_PROFILE, default st8000as0002 for -dm and
+#              hc620 for -hm): the drives take a real disk's time; the
+#              baseline is the same. -wc-tm both.
 # The tests: SMR_FSTESTS_TESTS (fstests' own arguments, e.g.
 # "generic/001 -g zone"), else tests/conformance/fstests.list. Each
 # test's result on both sides is in the log
 # ("generic/013 baseline=pass drive=pass"), and what fstests said of
 # each test that did not pass.
+# SMR_FSTESTS_CUT=1 adds, after each configuration, the drive's own
+# power cut: the crash tests among those (the ones that use dm-flakey)
+# run again on the drives through scripts/fstests-power-cut, which cuts
+# the scratch drive's power at a seeded count of writes and has the file
+# system's checker judge what the drive kept (SMR_FSTESTS_CUT_SEED
+# replays a run).
 
 . "$(dirname "$0")/../common.sh"
 . "$(dirname "$0")/../lib/hm.sh"
@@ -62,6 +72,7 @@ BAND=65536		# drive-managed: 32 MiB bands
 CACHE=131072		# and a 64 MiB persistent cache
 LEN=$((MB * 2048))
 WC_KIB=${SMR_FSTESTS_WC_KIB:-8192}
+TM_PROFILE=${SMR_FSTESTS_PROFILE:-}
 # (the table's bounds: 1024 to 1048576 KiB, whole 4 KiB blocks)
 [[ $WC_KIB =~ ^[0-9]+$ ]] && [ "$WC_KIB" -ge 1024 ] && [ "$WC_KIB" -le 1048576 ] &&
 	[ $((WC_KIB % 4)) = 0 ] ||
@@ -106,6 +117,7 @@ run_side() {
 		export SCRATCH_MNT=$MNT_S
 		export MKFS_OPTIONS="$(mkfs_opts "$fs")"
 		export RESULT_BASE=$rb
+		export LOGWRITES_DEV=$LOGDEV
 	CFG
 	mkdir -p "$rb"
 	diag "$side: ./check ${TESTS[*]} ($fs, test $tdev, scratch $sdev)"
@@ -144,43 +156,110 @@ compare() {
 	[ $bad = 1 ] || ok "$c: every test that passed on the baseline passed on the drive"
 }
 
+# cut_pass CONFIG: the crash tests among TESTS again on the drives, each
+# with the scratch drive's power cut somewhere in what it writes
+# (scripts/fstests-power-cut); every file system the cut left must be
+# clean after the power comes back.
+cut_pass() {
+	local c=$1 t crash=() out=$SMR_STATE/$1-cut.out res=$T_WORK/$1-cut.results
+	for t in "${TESTS[@]}"; do
+		[[ $t =~ ^[a-z0-9]+/[0-9]+$ ]] && [ -f "$FST/tests/$t" ] &&
+			grep -q '_require_dm_target flakey' "$FST/tests/$t" && crash+=("$t")
+	done
+	[ ${#crash[@]} -gt 0 ] || { skip "$c: power cuts" "no dm-flakey crash test among the tests"; return; }
+	diag "$c: the drive's own power cut under ${#crash[@]} crash tests (${crash[*]})"
+	umount "$MNT_T" "$MNT_S" 2> /dev/null
+	: > "$res"
+	PATH=$AWK_DIR:$PATH FSTESTS_DIR=$FST HOST_OPTIONS=$T_WORK/$c-drive.config \
+		"$SMR_ROOT/scripts/fstests-power-cut" ${SMR_FSTESTS_CUT_SEED:+--seed "$SMR_FSTESTS_CUT_SEED"} \
+		--results "$res" "${crash[@]}" > "$out" 2>&1
+	local rc=$?
+	umount "$MNT_T" "$MNT_S" 2> /dev/null
+	diag "$c: $(head -n 1 "$out")"
+	while read -r t; do diag "$c: $t"; done < "$res"
+	if [ $rc = 0 ] && [ -s "$res" ]; then
+		ok "$c: every file system a power cut left was clean ($(grep -c 'clean after the cut' "$res") of ${#crash[@]} tests cut)"
+	else
+		not_ok "$c: every file system a power cut left was clean" "exit $rc" "$(grep -E 'NOT clean|did not come back|never armed' "$res")" "$(tail -5 "$out")"
+	fi
+}
+
 zoned_nullb() {	# zoned null_blk of the drives' geometry
 	new_nullb "$MB" zoned=1 zone_size=$((ZS / 2048)) zone_nr_conv=$CONV
 }
 
+# timing_group MODEL: the timing group of a profile's table for a drive of
+# this geometry (smrctl create --dry-run over the backing $k1), to follow
+# the table's other arguments.
+timing_group() {
+	local t p geo
+	case $1 in
+	host-managed) p=${TM_PROFILE:-hc620} geo=(--zone $((ZS / 2048))M --conv $CONV) ;;
+	drive-managed) p=${TM_PROFILE:-st8000as0002} geo=(--band $((BAND / 2048))M --cache $((CACHE / 2048))M) ;;
+	esac
+	t=$("$SMR_ROOT/userspace/smrctl/smrctl" create fst-dry --model "$1" --dev "$k1" \
+		--profile "$p" --size "${MB}M" "${geo[@]}" --dry-run 2>&1) &&
+		grep -o ' timing [0-9].*$' <<< "$t" | sed 's/^ //' | grep . ||
+		{ echo "# smrctl create --profile $p --dry-run: $t" >&2; return 1; }
+}
+
+# The log device of fstests' dm-log-writes tests (generic/482 and the
+# log group: _require_log_writes), shared by every side, which run one
+# after another: dm-log-writes records each write to the scratch device
+# there, and the test replays the log to each flush and checks the file
+# system at each. It is not a zoned-capable target, so those tests run
+# over the drive-managed drives only.
+LOGDEV=$(new_big_backing 4) || bail "no backing device for LOGWRITES_DEV"
+
 for c in $CONFIGS; do
-	fs=${c%%-*}
-	# -wc: the drives with their volatile write cache (the baseline
-	# without: fstests' flushes and FUA must make up the difference)
-	wc=()
-	[ "$c" = "${c%-wc}" ] || wc=(write_cache_kib "$WC_KIB")
+	# NAME-KIND[-wc][-tm]
+	IFS=- read -r fs kind opts <<< "$c"
+	extra=()
+	for o in ${opts//-/ }; do
+		case $o in
+		# the drives with their volatile write cache (the baseline
+		# without: fstests' flushes and FUA must make up the difference)
+		wc) extra+=(write_cache_kib "$WC_KIB") ;;
+		tm) ;;	# below, once the backing is made (smrctl reads it)
+		*) kind=bad ;;
+		esac
+	done
 	modprobe "$fs" 2> /dev/null
 	grep -qw "$fs" /proc/filesystems || { skip "$c" "the kernel has no $fs"; continue; }
-	case ${c%-wc} in
-	*-hm)
+	case $kind in
+	hm)
 		b1=$(zoned_nullb) && b2=$(zoned_nullb) || { not_ok "$c: zoned null_blk baseline"; continue; }
 		run_side "$c-baseline" "$fs" "$b1" "$b2" || continue
 		k1=$(new_backing $((MB + 8))) && k2=$(new_backing $((MB + 8))) || bail "no backing device"
-		hm_create "fst-${fs}-t" $LEN "$k1" $ZS conv_zones $CONV "${wc[@]}" format &&
-			hm_create "fst-${fs}-s" $LEN "$k2" $ZS conv_zones $CONV "${wc[@]}" format ||
+		if [[ -$opts- == *-tm-* ]]; then
+			tg=$(timing_group host-managed) || { not_ok "$c: a profile's timing group"; continue; }
+			read -r -a tgw <<< "$tg"; extra+=("${tgw[@]}")
+		fi
+		hm_create "fst-${fs}-t" $LEN "$k1" $ZS conv_zones $CONV format "${extra[@]}" &&
+			hm_create "fst-${fs}-s" $LEN "$k2" $ZS conv_zones $CONV format "${extra[@]}" ||
 			{ not_ok "$c: create the drives"; continue; }
 		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
 		;;
-	*-dm)
+	dm)
 		k1=$(new_backing $((MB + 192))) && k2=$(new_backing $((MB + 192))) || bail "no backing device"
 		dm_create "fst-${fs}-lt" "0 $LEN linear $k1 0" &&
 			dm_create "fst-${fs}-ls" "0 $LEN linear $k2 0" ||
 			{ not_ok "$c: dm-linear baseline"; continue; }
 		run_side "$c-baseline" "$fs" "/dev/mapper/fst-${fs}-lt" "/dev/mapper/fst-${fs}-ls" || continue
 		dm_remove "fst-${fs}-lt" && dm_remove "fst-${fs}-ls"
-		dms_create "fst-${fs}-t" $LEN "$k1" $BAND cache_sectors $CACHE "${wc[@]}" format &&
-			dms_create "fst-${fs}-s" $LEN "$k2" $BAND cache_sectors $CACHE "${wc[@]}" format ||
+		if [[ -$opts- == *-tm-* ]]; then
+			tg=$(timing_group drive-managed) || { not_ok "$c: a profile's timing group"; continue; }
+			read -r -a tgw <<< "$tg"; extra+=("${tgw[@]}")
+		fi
+		dms_create "fst-${fs}-t" $LEN "$k1" $BAND cache_sectors $CACHE format "${extra[@]}" &&
+			dms_create "fst-${fs}-s" $LEN "$k2" $BAND cache_sectors $CACHE format "${extra[@]}" ||
 			{ not_ok "$c: create the drives"; continue; }
 		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
 		;;
-	*) not_ok "unknown configuration $c (f2fs-hm btrfs-hm ext4-dm xfs-dm, each with -wc or without)"; continue ;;
+	*) not_ok "unknown configuration $c (f2fs-hm btrfs-hm ext4-dm xfs-dm, each with -wc, -tm or both)"; continue ;;
 	esac
 	compare "$c"
+	[ "${SMR_FSTESTS_CUT:-0}" = 0 ] || cut_pass "$c"
 done
 dmesg_check
 _show_result
