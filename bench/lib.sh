@@ -68,3 +68,12 @@ bench_row() {
 bench_header() {
 	echo "  workload              dm-linear     target  unit   ratio  range"
 }
+
+# insn_prep: for a guest script of bench/run-insns: saves the kernel's
+# symbols for the host ($SMR_STATE/kallsyms) and sets INSN_MARK, the
+# program to run before and after each phase the host compares.
+insn_prep() {
+	INSN_MARK=/var/lib/dm-smr/insn-prof/insn-mark
+	[ -x "$INSN_MARK" ] || bail "no $INSN_MARK: run this through bench/run-insns"
+	cat /proc/kallsyms > "$SMR_STATE/kallsyms" || bail "cannot save /proc/kallsyms"
+}
