@@ -173,12 +173,12 @@ bench_pair() {
 	l=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8)
 	dsync=$(fio_bw /dev/mapper/cvb_lin randwrite 4k 8 --sync=dsync)
 	dm_remove cvb_lin
-	r=$(awk -v l="$l" -v c="$dsync" 'BEGIN { if (c > 0) printf "%.2f", 1 / (1 + l / c); else print "n/a" }')
+	r=$(awk -v l="$l" -v c="$dsync" 'BEGIN { if (c > 0) printf "%.3f", 1 / (1 + l / c); else print "n/a" }')
 	diag "bench: $tag: dm-linear random writes $((l / 1024)) MB/s, with FUA $((dsync / 1024)) MB/s: the bound W / (J + W) for caveat's random overwrites at depth 8 is $r"
 	bound_row "$m" "bound W/(J+W) qd8" "$r" "$l" "$dsync"
 	# Per write at depth 8: W = 1 MiB / (dm-linear's 1 MiB rate), J =
 	# 4 KiB / (the FUA rate); the ratio W / (J + W).
-	r=$(awk -v l="${l1m:-0}" -v c="$dsync" 'BEGIN { if (c > 0 && l > 0) printf "%.2f", (1024 / l) / (4 / c + 1024 / l); else print "n/a" }')
+	r=$(awk -v l="${l1m:-0}" -v c="$dsync" 'BEGIN { if (c > 0 && l > 0) printf "%.3f", (1024 / l) / (4 / c + 1024 / l); else print "n/a" }')
 	l=${l1m%.*}
 	diag "bench: $tag: dm-linear 1 MiB writes $((${l:-0} / 1024)) MB/s: the bound W / (J + W) for caveat's sequential rewrites at depth 8 is $r"
 	bound_row "$m" "bound rewrite 1M qd8" "$r" "${l1m:-0}" "$dsync"
