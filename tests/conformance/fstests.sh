@@ -214,7 +214,7 @@ LOGDEV=$(new_big_backing 4) || bail "no backing device for LOGWRITES_DEV"
 for c in $CONFIGS; do
 	# NAME-KIND[-wc][-tm]
 	IFS=- read -r fs kind opts <<< "$c"
-	extra=()
+	extra=() tg=	# the table's optional arguments; its timing group
 	for o in ${opts//-/ }; do
 		case $o in
 		# the drives with their volatile write cache (the baseline
@@ -233,10 +233,9 @@ for c in $CONFIGS; do
 		k1=$(new_backing $((MB + 8))) && k2=$(new_backing $((MB + 8))) || bail "no backing device"
 		if [[ -$opts- == *-tm-* ]]; then
 			tg=$(timing_group host-managed) || { not_ok "$c: a profile's timing group"; continue; }
-			read -r -a tgw <<< "$tg"; extra+=("${tgw[@]}")
 		fi
-		hm_create "fst-${fs}-t" $LEN "$k1" $ZS conv_zones $CONV format "${extra[@]}" &&
-			hm_create "fst-${fs}-s" $LEN "$k2" $ZS conv_zones $CONV format "${extra[@]}" ||
+		dm_create "fst-${fs}-t" "$(hm_table $LEN "$k1" $ZS conv_zones $CONV format "${extra[@]}")${tg:+ $tg}" &&
+			dm_create "fst-${fs}-s" "$(hm_table $LEN "$k2" $ZS conv_zones $CONV format "${extra[@]}")${tg:+ $tg}" ||
 			{ not_ok "$c: create the drives"; continue; }
 		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
 		;;
@@ -249,10 +248,9 @@ for c in $CONFIGS; do
 		dm_remove "fst-${fs}-lt" && dm_remove "fst-${fs}-ls"
 		if [[ -$opts- == *-tm-* ]]; then
 			tg=$(timing_group drive-managed) || { not_ok "$c: a profile's timing group"; continue; }
-			read -r -a tgw <<< "$tg"; extra+=("${tgw[@]}")
 		fi
-		dms_create "fst-${fs}-t" $LEN "$k1" $BAND cache_sectors $CACHE format "${extra[@]}" &&
-			dms_create "fst-${fs}-s" $LEN "$k2" $BAND cache_sectors $CACHE format "${extra[@]}" ||
+		dm_create "fst-${fs}-t" "$(dms_table $LEN "$k1" $BAND cache_sectors $CACHE format "${extra[@]}")${tg:+ $tg}" &&
+			dm_create "fst-${fs}-s" "$(dms_table $LEN "$k2" $BAND cache_sectors $CACHE format "${extra[@]}")${tg:+ $tg}" ||
 			{ not_ok "$c: create the drives"; continue; }
 		run_side "$c-drive" "$fs" "/dev/mapper/fst-${fs}-t" "/dev/mapper/fst-${fs}-s" || continue
 		;;
