@@ -35,8 +35,8 @@
 # power cut: the crash tests among those (the ones that use dm-flakey)
 # run again on the drives through scripts/fstests-power-cut, which cuts
 # the scratch drive's power at a seeded count of writes and has the file
-# system's checker judge what the drive kept (SMR_FSTESTS_CUT_SEED
-# replays a run).
+# system's checker judge what the drive kept (SMR_FSTESTS_CUT_SEED gives
+# the seed: the same countdowns again where the tests write as much).
 
 . "$(dirname "$0")/../common.sh"
 . "$(dirname "$0")/../lib/hm.sh"
@@ -216,17 +216,17 @@ LOGDEV=$(new_big_backing 4) || bail "no backing device for LOGWRITES_DEV"
 for c in $CONFIGS; do
 	# NAME-KIND[-wc][-tm]
 	IFS=- read -r fs kind opts <<< "$c"
-	extra=() tg=	# the table's optional arguments; its timing group
+	extra=() tg= tm=0	# the table's optional arguments; its timing group
 	for o in ${opts//-/ }; do
 		case $o in
 		# the drives with their volatile write cache (the baseline
 		# without: fstests' flushes and FUA must make up the difference)
 		wc) extra+=(write_cache_kib "$WC_KIB") ;;
-		tm) ;;	# below, once the backing is made (smrctl reads it)
+		tm) tm=1 ;;	# the group once the backing is made (smrctl reads it)
 		*) kind=bad ;;
 		esac
 	done
-	if [[ -$opts- == *-wc-* && -$opts- == *-tm-* ]]; then
+	if [ $tm = 1 ] && [ ${#extra[@]} -gt 0 ]; then
 		# dm-smr refuses the pair: the model's buffer_mib is a cache's time
 		not_ok "$c: -wc and -tm cannot be combined (a table with the timing model has no write_cache_kib)"
 		continue
@@ -238,7 +238,7 @@ for c in $CONFIGS; do
 		b1=$(zoned_nullb) && b2=$(zoned_nullb) || { not_ok "$c: zoned null_blk baseline"; continue; }
 		run_side "$c-baseline" "$fs" "$b1" "$b2" || continue
 		k1=$(new_backing $((MB + 8))) && k2=$(new_backing $((MB + 8))) || bail "no backing device"
-		if [[ -$opts- == *-tm-* ]]; then
+		if [ $tm = 1 ]; then
 			tg=$(timing_group host-managed) || { not_ok "$c: a profile's timing group"; continue; }
 		fi
 		dm_create "fst-${fs}-t" "$(hm_table $LEN "$k1" $ZS conv_zones $CONV format "${extra[@]}")${tg:+ $tg}" &&
@@ -253,7 +253,7 @@ for c in $CONFIGS; do
 			{ not_ok "$c: dm-linear baseline"; continue; }
 		run_side "$c-baseline" "$fs" "/dev/mapper/fst-${fs}-lt" "/dev/mapper/fst-${fs}-ls" || continue
 		dm_remove "fst-${fs}-lt" && dm_remove "fst-${fs}-ls"
-		if [[ -$opts- == *-tm-* ]]; then
+		if [ $tm = 1 ]; then
 			tg=$(timing_group drive-managed) || { not_ok "$c: a profile's timing group"; continue; }
 		fi
 		dm_create "fst-${fs}-t" "$(dms_table $LEN "$k1" $BAND cache_sectors $CACHE format "${extra[@]}")${tg:+ $tg}" &&
