@@ -46,10 +46,13 @@ static void cv_to_bitmap(struct cv_target *sc, u64 c)
 	if (cv_is_bitmap(ch->bits) || !sc->nr_spare)
 		return;
 	p = sc->spare[--sc->nr_spare];
-	if (ch->bits == CV_FULL)
+	if (ch->bits == CV_FULL) {
 		bitmap_fill(p, CV_CHUNK_BLOCKS);
-	else
+		ch->nset = cv_chunk_nbits(sc, c);
+	} else {
 		bitmap_zero(p, CV_CHUNK_BLOCKS);
+		ch->nset = 0;
+	}
 	WRITE_ONCE(ch->bits, p);
 	sc->nr_bitmaps++;
 }
@@ -74,30 +77,45 @@ static u64 cv_bits_weight(const unsigned long *bits, u64 lo, u64 hi)
 /* Lock held: valid blocks among blocks lo..hi (from its start) of chunk @c. */
 u64 cv_chunk_valid(struct cv_target *sc, u64 c, u64 lo, u64 hi)
 {
-	unsigned long *bits = sc->chunks[c].bits;
+	struct cv_chunk *ch = &sc->chunks[c];
 
-	if (!bits)
+	if (!ch->bits)
 		return 0;
-	if (bits == CV_FULL)
+	if (ch->bits == CV_FULL)
 		return hi - lo + 1;
-	return cv_bits_weight(bits, lo, hi);
+	if (!lo && hi == cv_chunk_nbits(sc, c) - 1)
+		return ch->nset;
+	return cv_bits_weight(ch->bits, lo, hi);
 }
 
 /* Lock held: a bitmap chunk that is all set or (unpinned) all clear. */
-void cv_compact(struct cv_target *sc, u64 c)
+static void cv_compact(struct cv_target *sc, u64 c)
 {
 	struct cv_chunk *ch = &sc->chunks[c];
-	u64 nb = cv_chunk_nbits(sc, c);
 
 	if (!cv_is_bitmap(ch->bits))
 		return;
-	if (bitmap_full(ch->bits, nb)) {
+	if (ch->nset == cv_chunk_nbits(sc, c)) {
 		cv_put_bitmap(sc, ch->bits);
 		WRITE_ONCE(ch->bits, CV_FULL);
-	} else if (!ch->pins && bitmap_empty(ch->bits, nb)) {
+	} else if (!ch->pins && !ch->nset) {
 		cv_put_bitmap(sc, ch->bits);
 		WRITE_ONCE(ch->bits, NULL);
 	}
+}
+
+/*
+ * At load, nothing live: count chunk @c's bits as loaded (pages, then
+ * the journal's damage over them), compact it, return its valid blocks.
+ */
+u64 cv_chunk_loaded(struct cv_target *sc, u64 c)
+{
+	struct cv_chunk *ch = &sc->chunks[c];
+
+	if (cv_is_bitmap(ch->bits))
+		ch->nset = bitmap_weight(ch->bits, cv_chunk_nbits(sc, c));
+	cv_compact(sc, c);
+	return cv_chunk_valid(sc, c, 0, cv_chunk_nbits(sc, c) - 1);
 }
 
 bool cv_block_valid(struct cv_target *sc, u64 b)
@@ -189,8 +207,11 @@ void cv_set_range(struct cv_target *sc, u64 a, u64 b)
 				cv_put_bitmap(sc, ch->bits);
 			WRITE_ONCE(ch->bits, CV_FULL);
 		} else if (cv_is_bitmap(ch->bits)) {
-			sc->nr_valid += hi - lo + 1 -
+			u64 add = hi - lo + 1 -
 				cv_bits_weight(ch->bits, lo - cs, hi - cs);
+
+			sc->nr_valid += add;
+			ch->nset += add;
 			bitmap_set(ch->bits, lo - cs, hi - lo + 1);
 		}
 		/* NULL here: damaged meanwhile by a racing write; keep it so. */
@@ -207,7 +228,7 @@ void cv_set_range(struct cv_target *sc, u64 a, u64 b)
 /* Lock held, spare pages for the two edge chunks: mark a..b damaged. */
 void cv_clear_range(struct cv_target *sc, u64 a, u64 b)
 {
-	u64 c;
+	u64 c, w;
 
 	for (c = a >> CV_CHUNK_SHIFT; c <= b >> CV_CHUNK_SHIFT; c++) {
 		struct cv_chunk *ch = &sc->chunks[c];
@@ -231,7 +252,9 @@ void cv_clear_range(struct cv_target *sc, u64 a, u64 b)
 		cv_to_bitmap(sc, c);
 		if (!cv_is_bitmap(ch->bits))
 			continue;
-		sc->nr_valid -= cv_bits_weight(ch->bits, lo - cs, hi - cs);
+		w = cv_bits_weight(ch->bits, lo - cs, hi - cs);
+		sc->nr_valid -= w;
+		ch->nset -= w;
 		bitmap_clear(ch->bits, lo - cs, hi - lo + 1);
 		cv_compact(sc, c);
 	}

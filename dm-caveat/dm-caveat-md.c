@@ -222,8 +222,7 @@ int cv_load_bitmap(struct cv_target *sc)
 	/* The one full count of the chunks. */
 	sc->nr_valid = 0;
 	for (c = 0; c < sc->nr_chunks; c++) {
-		cv_compact(sc, c);
-		sc->nr_valid += cv_chunk_valid(sc, c, 0, cv_chunk_nbits(sc, c) - 1);
+		sc->nr_valid += cv_chunk_loaded(sc, c);
 		if (!(c % 1024))
 			cond_resched();
 	}

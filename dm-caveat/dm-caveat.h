@@ -139,6 +139,13 @@
 struct cv_chunk {
 	unsigned long *bits;	/* NULL: none valid, CV_FULL: all, else bitmap */
 	unsigned int pins;	/* writes in flight that will set bits here */
+	/*
+	 * A bitmap's set bits, kept by whoever sets or clears them, so
+	 * that full and empty are known without reading the page (a walk
+	 * of a full page is 512 words: 1 MiB rewrites spent more there
+	 * than in the rest of caveat's write path).
+	 */
+	unsigned int nset;
 };
 
 /* Counters shown by "dmsetup status"; protected by cv_target.lock. */
@@ -364,7 +371,7 @@ static inline bool cv_wc_overlaps(struct cv_target *sc, u64 first, u64 last)
 /* Functions defined in dm-caveat-damage.c */
 u64 cv_chunk_nbits(struct cv_target *sc, u64 c);
 u64 cv_chunk_valid(struct cv_target *sc, u64 c, u64 lo, u64 hi);
-void cv_compact(struct cv_target *sc, u64 c);
+u64 cv_chunk_loaded(struct cv_target *sc, u64 c);
 bool cv_block_valid(struct cv_target *sc, u64 b);
 u64 cv_run_end(struct cv_target *sc, u64 pos, u64 end, bool *valid);
 u64 cv_count_valid(struct cv_target *sc, u64 a, u64 b, u64 *lo, u64 *hi);
