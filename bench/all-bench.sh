@@ -19,7 +19,9 @@
 #   timing  caveat with DID 0 and no timing over a memory-backed null_blk,
 #           4 KiB random writes at depth 32: what the model's hooks cost
 #           while the model is off (bench/tm-bench.sh part 1)
-# Every figure is the median of BENCH_ROUNDS rounds (4) taken in turn,
+# BENCH_PARTS (default "hm dm caveat timing") names the parts to run, so
+# that work on one path can measure its rows alone; the table says which
+# ran. Every figure is the median of BENCH_ROUNDS rounds (4) taken in turn,
 # BENCH_RUNTIME seconds each (5). Prints "# bench:" lines; passes or
 # fails on errors only, never on a figure. The rows also go to
 # $SMR_STATE/ratios.tsv (bench/lib.sh's columns), for bench/run-all to
@@ -41,6 +43,13 @@ require_target caveat
 . "$SMR_ROOT/bench/lib.sh"
 
 ROUNDS=${BENCH_ROUNDS:-4}
+PARTS=" ${BENCH_PARTS:-hm dm caveat timing} "
+PARTS=${PARTS//,/ }
+for p in $PARTS; do
+	case $p in hm|dm|caveat|timing) ;; *) bail "BENCH_PARTS: no part '$p' (hm, dm, caveat, timing)" ;; esac
+done
+# want NAME: whether part NAME runs.
+want() { [[ $PARTS == *" $1 "* ]]; }
 RUNTIME=${BENCH_RUNTIME:-5}
 BACKING=${BENCH_BACKING:-$([ -n "${SMR_ICOUNT:-}" ] && echo nullb || echo disk)}
 case $BACKING in
@@ -74,50 +83,58 @@ backing() {
 	if [ "$BACKING" = nullb ]; then new_nullb "$2"; else new_backing "$1"; fi
 }
 diag "bench: mode: $MODE"
+diag "bench: parts:$PARTS"
 if [ "$BACKING" = nullb ]; then HM_MB=1024 DM_MB=512; else HM_MB=8192 DM_MB=2048; fi
-disk=$(backing 8300 1040) || bail "no backing for hm"
-part hm bash "$SMR_ROOT/bench/hm-bench.sh" --disk "$disk" --no-big --region-mb $HM_MB \
-	--rounds "$ROUNDS" --runtime "$RUNTIME"
-drop_nullb "$disk"
-disk=$(backing 2700 760) || bail "no backing for dm"
-part dm bash "$SMR_ROOT/bench/dm-bench.sh" --disk "$disk" --ratios-only --dev-mb $DM_MB \
-	--phase-cache-mb 192 --phase-mb 128 --rounds "$ROUNDS" --io-runtime "$RUNTIME"
-drop_nullb "$disk"
+if want hm; then
+	disk=$(backing 8300 1040) || bail "no backing for hm"
+	part hm bash "$SMR_ROOT/bench/hm-bench.sh" --disk "$disk" --no-big --region-mb $HM_MB \
+		--rounds "$ROUNDS" --runtime "$RUNTIME"
+	drop_nullb "$disk"
+fi
+if want dm; then
+	disk=$(backing 2700 760) || bail "no backing for dm"
+	part dm bash "$SMR_ROOT/bench/dm-bench.sh" --disk "$disk" --ratios-only --dev-mb $DM_MB \
+		--phase-cache-mb 192 --phase-mb 128 --rounds "$ROUNDS" --io-runtime "$RUNTIME"
+	drop_nullb "$disk"
+fi
 # caveat over the run's kind of backing: its null_blk part, or its disk part.
 if [ "$BACKING" = nullb ]; then CV_ON=(CV_BENCH_DISK=0 CV_BENCH_NULLB_MB=512)
 else CV_ON=(CV_BENCH_NULLB=0); fi
-part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
+want caveat && part caveat env SMR_WORK= CV_BENCH_ROUNDS="$ROUNDS" CV_BENCH_RUNTIME="$RUNTIME" \
 	"${CV_ON[@]}" CV_BENCH_MEM=0 bash "$SMR_ROOT/bench/cv-bench.sh"
 
 # The timing model's cost while off: tm-bench.sh part 1 in rounds.
-nb=$(new_nullb 1024) || bail "no null_blk"
-S=$((960 * 2048))
-dm_create alb_lin "0 $S linear $nb 0" || bail "dm-linear"
-dm_create alb_cav "0 $S caveat $nb 0 0 1 format" || bail "caveat"
-# Written once first, as dm-linear's blocks are: the first write to a
-# block allocates its damage-map page, caveat's cost, not the model's.
-fio --name=f --filename=/dev/mapper/alb_cav --rw=write --bs=1M --direct=1 \
-	--ioengine=libaio --iodepth=8 --output=/dev/null
-iops() {
-	fio --name=r --filename="/dev/mapper/$1" --rw=randwrite --bs=4k --number_ios=20000 \
-		--norandommap=1 --ioengine=libaio --iodepth=32 --randseed=5 --direct=1 \
-		--output-format=terse --terse-version=3 2>/dev/null | awk -F';' '$1 == 3 { print $49 }'
+timing_part() {
+	nb=$(new_nullb 1024) || bail "no null_blk"
+	S=$((960 * 2048))
+	dm_create alb_lin "0 $S linear $nb 0" || bail "dm-linear"
+	dm_create alb_cav "0 $S caveat $nb 0 0 1 format" || bail "caveat"
+	# Written once first, as dm-linear's blocks are: the first write to a
+	# block allocates its damage-map page, caveat's cost, not the model's.
+	fio --name=f --filename=/dev/mapper/alb_cav --rw=write --bs=1M --direct=1 \
+		--ioengine=libaio --iodepth=8 --output=/dev/null
+	iops() {
+		fio --name=r --filename="/dev/mapper/$1" --rw=randwrite --bs=4k --number_ios=20000 \
+			--norandommap=1 --ioengine=libaio --iodepth=32 --randseed=5 --direct=1 \
+			--output-format=terse --terse-version=3 2>/dev/null | awk -F';' '$1 == 3 { print $49 }'
+	}
+	lin_iops() { iops alb_lin; }
+	cav_iops() { iops alb_cav; }
+	if bench_abba "$ROUNDS" lin_iops cav_iops > "$T_WORK/tm"; then
+		diag "bench: timing: $(bench_row "timing off" "rand write 4K qd32" IOPS "$T_WORK/tm")"
+		ok "timing off measured"
+	else
+		not_ok "timing off measured" "fio gave no figure"
+	fi
+	dm_remove alb_cav
+	dm_remove alb_lin
 }
-lin_iops() { iops alb_lin; }
-cav_iops() { iops alb_cav; }
-if bench_abba "$ROUNDS" lin_iops cav_iops > "$T_WORK/tm"; then
-	diag "bench: timing: $(bench_row "timing off" "rand write 4K qd32" IOPS "$T_WORK/tm")"
-	ok "timing off measured"
-else
-	not_ok "timing off measured" "fio gave no figure"
-fi
-dm_remove alb_cav
-dm_remove alb_lin
+want timing && timing_part
 
 # The table.
 rev=$(git -C "$SMR_ROOT" describe --always --dirty 2> /dev/null || echo unknown)
 diag "bench: ======== target / dm-linear, median of $ROUNDS rounds (range), ${RUNTIME} s runs"
-diag "bench: mode: $MODE"
+diag "bench: mode: $MODE; parts:$PARTS"
 diag "bench: commit $rev, kernel $(uname -r), $(nproc) cpus, $(date -u '+%Y-%m-%d %H:%M UTC'), $(($(date +%s) - T0)) s"
 cp "$BENCH_RATIOS" "$SMR_STATE/ratios.tsv" 2> /dev/null
 awk -F'\t' '{ printf "%-20s %-22s %6.3f  %5.3f-%5.3f%s\n", $1, $2, $3, $4, $5,
