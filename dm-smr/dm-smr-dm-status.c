@@ -21,14 +21,14 @@ void smr_dm_snapshot(struct smr_table *t, struct smr_dm_snap *s)
 	struct smr_dm_target *sc = smr_dmt(t);
 	struct smr_dm *dm = sc->dm;
 	struct smr_dm_stats st;
-	struct smr_rd_count rd;
+	struct smr_io_count rd;
 	u64 out;
 
 	memset(s, 0, sizeof(*s));
-	smr_rd_sum(dm->rd, &rd);	/* not with interrupts off: a loop over CPUs */
+	smr_count_sum(dm->rd, &rd);	/* not with interrupts off: a loop over CPUs */
 	spin_lock_irq(&sc->d.lock);
 	st = dm->stats;
-	s->host_read_sectors = smr_rd_since(rd.sectors, dm->rd_base.sectors);
+	s->host_read_sectors = smr_count_since(rd.sectors, dm->rd_base.sectors);
 	s->cache_used = dm->used;
 	s->cache_live = dm->live;
 	s->index_extents = dm->nr_ext;
@@ -218,9 +218,9 @@ int smr_dm_message(struct smr_dm_target *sc, unsigned int argc, char **argv,
 		return 0;
 	}
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
-		struct smr_rd_count rd;
+		struct smr_io_count rd;
 
-		smr_rd_sum(dm->rd, &rd);
+		smr_count_sum(dm->rd, &rd);
 		spin_lock_irq(&sc->d.lock);
 		memset(&dm->stats, 0, sizeof(dm->stats));
 		dm->rd_base = rd;

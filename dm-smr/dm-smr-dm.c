@@ -727,7 +727,7 @@ int smr_dm_ctr(struct smr_dm_target *sc, struct dm_arg_set *as)
 	dm->slot_next = kvmalloc_array(dm->nr_slots, sizeof(u32), GFP_KERNEL);
 	dm->heap = kvmalloc_array(dm->nr_bands, sizeof(u32), GFP_KERNEL);
 	dm->buf = vmalloc(SMR_DM_CHUNK_SECTORS << SECTOR_SHIFT);
-	dm->rd = alloc_percpu(struct smr_rd_count);
+	dm->rd = alloc_percpu(struct smr_io_count);
 	if (!dm->bands || !dm->slot_lba || !dm->slot_seq || !dm->slot_used ||
 	    !dm->slot_inflight || !dm->slot_next || !dm->heap || !dm->buf ||
 	    !dm->rd)
@@ -738,7 +738,7 @@ int smr_dm_ctr(struct smr_dm_target *sc, struct dm_arg_set *as)
 		(size_t)dm->nr_slots * (sizeof(u32) + 2 * sizeof(u64)) +
 		2 * BITS_TO_LONGS(dm->nr_slots) * sizeof(long) +
 		(SMR_DM_CHUNK_SECTORS << SECTOR_SHIFT) +
-		num_possible_cpus() * sizeof(struct smr_rd_count);
+		num_possible_cpus() * sizeof(struct smr_io_count);
 
 	dm->io_client = dm_io_client_create();
 	if (IS_ERR(dm->io_client)) {

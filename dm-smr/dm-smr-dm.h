@@ -239,8 +239,8 @@ struct smr_dm {
 	u64 tm_clean_ns;	/* modelled service time of cleaning I/O, under sc->d.lock */
 	struct smr_dm_stats stats;
 	/* Host reads, sectors only (smr_dm_read_map()); ios stay 0. */
-	struct smr_rd_count __percpu *rd;
-	struct smr_rd_count rd_base;	/* their sum at clear_stats, under d.lock */
+	struct smr_io_count __percpu *rd;
+	struct smr_io_count rd_base;	/* their sum at clear_stats, under d.lock */
 };
 
 /* Per host bio. */

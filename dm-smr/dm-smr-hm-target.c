@@ -322,9 +322,9 @@ int smr_hm_message(struct smr_hm_target *ht, unsigned int argc, char **argv,
 	int ret;
 
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
-		struct smr_rd_count rd;
+		struct smr_io_count rd;
 
-		smr_rd_sum(zc->rd, &rd);
+		smr_count_sum(zc->rd, &rd);
 		spin_lock_irq(&zc->d.lock);
 		memset(&zc->stats, 0, sizeof(zc->stats));
 		zc->rd_base = rd;

@@ -373,15 +373,15 @@ void smr_hm_fill_zone(struct smr_zoned *zc, u32 zno, struct blk_zone *blkz)
 void smr_hm_snapshot(struct smr_zoned *zc, struct smr_hm_snap *s)
 {
 	struct smr_hm_stats st;
-	struct smr_rd_count rd;
+	struct smr_io_count rd;
 	u32 z;
 
 	memset(s, 0, sizeof(*s));
-	smr_rd_sum(zc->rd, &rd);	/* not with interrupts off: a loop over CPUs */
+	smr_count_sum(zc->rd, &rd);	/* not with interrupts off: a loop over CPUs */
 	spin_lock_irq(&zc->d.lock);
 	st = zc->stats;
-	s->reads = smr_rd_since(rd.ios, zc->rd_base.ios);
-	s->read_sectors = smr_rd_since(rd.sectors, zc->rd_base.sectors);
+	s->reads = smr_count_since(rd.ios, zc->rd_base.ios);
+	s->read_sectors = smr_count_since(rd.sectors, zc->rd_base.sectors);
 	s->errors = zc->d.errors;
 	s->commits = zc->d.commits;
 	s->imp_open = zc->nr_imp_open;

@@ -446,7 +446,7 @@ static void smr_hm_read(struct smr_zoned *zc, struct bio *bio, u32 zno,
 	u32 limit;
 	u8 cond;
 
-	smr_rd_add(zc->rd, nr);
+	smr_count_add(zc->rd, nr);
 	spin_lock_irq(&zc->d.lock);
 	limit = smr_read_limit(zc, zno);
 	cond = z->cond;
@@ -553,7 +553,7 @@ bool smr_hm_read_remap(struct smr_zoned *zc, struct bio *bio)
 	    read_seqcount_retry(&zc->cond_seq, seq) ||
 	    !smr_power_is_on(&zc->d.power))
 		return false;
-	smr_rd_add(zc->rd, nr);
+	smr_count_add(zc->rd, nr);
 
 	bio_set_dev(bio, zc->d.bdev);
 	bio->bi_iter.bi_sector = smr_backing_sector(zc, zno, off);
@@ -800,12 +800,12 @@ int smr_hm_ctx_init(struct smr_zoned *zc)
 		return -ENOMEM;
 	for (z = 0; z < zc->geo.nr_zones; z++)
 		INIT_LIST_HEAD(&zc->zones[z].fifo);
-	zc->rd = alloc_percpu(struct smr_rd_count);
+	zc->rd = alloc_percpu(struct smr_io_count);
 	if (!zc->rd)
 		return -ENOMEM;
 	zc->d.mem_bytes = sizeof(*zc) +
 		(size_t)zc->geo.nr_zones * sizeof(*zc->zones) +
-		num_possible_cpus() * sizeof(struct smr_rd_count);
+		num_possible_cpus() * sizeof(struct smr_io_count);
 	if (zc->geo.eff_max_open) {
 		/* Only an open limit ever closes a zone to make room. */
 		zc->imp_ring = kvcalloc(zc->geo.nr_zones, sizeof(u32), GFP_KERNEL);

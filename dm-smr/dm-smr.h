@@ -49,6 +49,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
+#include "smr-count.h"
 #include "smr-compat.h"
 #include "smr-ondisk.h"
 #include "smr-slots.h"
@@ -233,55 +234,6 @@ struct smr_hm_target {
 };
 
 /*
- * Read counters the lock-free read paths bump (smr_hm_read_remap(),
- * smr_dm_read_map()): one set per CPU, so that a read takes no lock and
- * writes no line another CPU writes to count itself; summed when the
- * status is read. clear_stats writes no other CPU's counters (a read
- * counting there at that moment would race with it): it keeps the sum
- * at the clear as a base (stored under the drive's lock), which the
- * status subtracts. Both sum before they take that lock: the loop is
- * over every possible CPU, and the lock is taken with interrupts off.
- * A status that summed before a clear stored its base sees a base above
- * its sum, and shows 0 (smr_rd_since()).
- */
-struct smr_rd_count {
-	u64 ios;
-	u64 sectors;
-};
-
-static inline void smr_rd_add(struct smr_rd_count __percpu *c, u32 sectors)
-{
-	this_cpu_inc(c->ios);
-	this_cpu_add(c->sectors, sectors);
-}
-
-/*
- * The counts of every CPU (a read counting meanwhile may be in or not).
- * On a 32-bit kernel a 64-bit load may tear (a status off by 2^32 until
- * the next clear); the kernels this project supports are Debian's amd64
- * ones, where it does not.
- */
-static inline void smr_rd_sum(struct smr_rd_count __percpu *c,
-			      struct smr_rd_count *sum)
-{
-	int cpu;
-
-	sum->ios = sum->sectors = 0;
-	for_each_possible_cpu(cpu) {
-		struct smr_rd_count *p = per_cpu_ptr(c, cpu);
-
-		sum->ios += READ_ONCE(p->ios);
-		sum->sectors += READ_ONCE(p->sectors);
-	}
-}
-
-/* What counted since @base, a sum a clear kept; 0 if it is newer. */
-static inline u64 smr_rd_since(u64 now, u64 base)
-{
-	return now > base ? now - base : 0;
-}
-
-/*
  * The host-managed engine's counters, shown by "dmsetup status"; the
  * reads are in smr_zoned.rd.
  */
@@ -322,8 +274,8 @@ struct smr_zoned {
 	u32 imp_head;
 	u32 imp_count;
 	struct smr_hm_stats stats;
-	struct smr_rd_count __percpu *rd;	/* reads, ios and sectors */
-	struct smr_rd_count rd_base;	/* their sum at clear_stats, under d.lock */
+	struct smr_io_count __percpu *rd;	/* reads, ios and sectors */
+	struct smr_io_count rd_base;	/* their sum at clear_stats, under d.lock */
 	/*
 	 * Bumped around a change of a zone to or from OFFLINE, under
 	 * d.lock: the lock-free read (smr_hm_read_remap()) gives up when
