@@ -15,7 +15,27 @@ static size_t cv_mem_bytes(struct cv_target *sc)
 	return sizeof(*sc) + sc->nr_chunks * sizeof(struct cv_chunk) +
 		(sc->nr_bitmaps + sc->nr_spare) * PAGE_SIZE +
 		smr_slots_mem_bytes(&sc->md) + !!sc->scramble_page * PAGE_SIZE +
-		!!sc->jr_page * PAGE_SIZE + sc->wc_pages * PAGE_SIZE;
+		!!sc->jr_page * PAGE_SIZE + sc->wc_pages * PAGE_SIZE +
+		num_possible_cpus() * sizeof(struct smr_io_count);
+}
+
+/*
+ * The counters, the valid blocks and the memory, at one moment under the
+ * lock; writes with those map() counted per CPU (summed before the lock:
+ * a loop over CPUs, smr-count.h).
+ */
+static void cv_get_stats(struct cv_target *sc, struct cv_stats *st,
+			 u64 *valid, u64 *mem)
+{
+	struct smr_io_count plain;
+
+	smr_count_sum(sc->plain, &plain);
+	spin_lock_irq(&sc->lock);
+	*st = sc->stats;
+	st->writes += smr_count_since(plain.ios, sc->plain_base.ios);
+	*valid = sc->nr_valid;
+	*mem = cv_mem_bytes(sc);
+	spin_unlock_irq(&sc->lock);
 }
 
 /*
@@ -54,19 +74,14 @@ void cv_status(struct dm_target *ti, status_type_t type,
 	struct smr_tm_stats ts = { 0 };
 	struct cv_stats st;
 	unsigned int sz = 0, nopt;
-	size_t mem;
-	u64 valid;
+	u64 valid, mem;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		spin_lock_irq(&sc->lock);
-		st = sc->stats;
-		valid = sc->nr_valid;
-		mem = cv_mem_bytes(sc);
-		spin_unlock_irq(&sc->lock);
+		cv_get_stats(sc, &st, &valid, &mem);
 		if (sc->tm)
 			smr_tm_get_stats(sc->tm, &ts);
-		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %zu %llu %llu %llu %llu",
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 		       st.writes, st.damaging_writes, st.damaged_blocks,
 		       st.live_damage_writes, st.live_damaged_blocks,
 		       st.damaged_reads, valid, st.commits, mem,
@@ -114,11 +129,7 @@ void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
 	struct cv_target *sc = container_of(d, struct cv_target, nl);
 	struct cv_stats st;
 
-	spin_lock_irq(&sc->lock);
-	st = sc->stats;
-	s->valid_blocks = sc->nr_valid;
-	s->mem_bytes = cv_mem_bytes(sc);
-	spin_unlock_irq(&sc->lock);
+	cv_get_stats(sc, &st, &s->valid_blocks, &s->mem_bytes);
 	s->nr_blocks = sc->nr_blocks;
 	s->block_size = sc->block_size;
 	s->did = sc->did;
@@ -141,8 +152,12 @@ void cv_nl_clear_stats(struct cv_nl_dev *d)
 {
 	struct cv_target *sc = container_of(d, struct cv_target, nl);
 
+	struct smr_io_count plain;
+
+	smr_count_sum(sc->plain, &plain);	/* a loop over CPUs: before the lock */
 	spin_lock_irq(&sc->lock);
 	memset(&sc->stats, 0, sizeof(sc->stats));
+	sc->plain_base = plain;
 	spin_unlock_irq(&sc->lock);
 	if (sc->tm)
 		smr_tm_clear_stats(sc->tm);

@@ -163,6 +163,7 @@ static void cv_free(struct cv_target *sc)
 	if (sc->scramble_page)
 		__free_page(sc->scramble_page);
 	cv_free_chunks(sc);
+	free_percpu(sc->plain);
 	smr_claim_release(&sc->claim);
 	if (sc->dev)
 		dm_put_device(sc->ti, sc->dev);
@@ -268,6 +269,11 @@ static int cv_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->chunks = kvcalloc(sc->nr_chunks, sizeof(*sc->chunks), GFP_KERNEL);
 	if (!sc->chunks) {
 		ti->error = "Cannot allocate the damage map";
+		goto bad;
+	}
+	sc->plain = alloc_percpu(struct smr_io_count);
+	if (!sc->plain) {
+		ti->error = "Cannot allocate the write counters";
 		goto bad;
 	}
 	ret = cv_md_init(sc);

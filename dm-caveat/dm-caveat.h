@@ -82,6 +82,7 @@
 #include <linux/workqueue.h>
 
 #include "smr-compat.h"
+#include "smr-count.h"
 #include "smr-timing.h"
 #include "smr-ondisk.h"
 #include "smr-slots.h"
@@ -241,6 +242,13 @@ struct cv_target {
 	 */
 	unsigned int big_writes;
 	struct cv_stats stats;
+	/*
+	 * Writes map() sent on without the lock (cv_write_plain()), per
+	 * CPU; stats.writes counts the rest. plain_base: their sum at the
+	 * last clear_stats (lock).
+	 */
+	struct smr_io_count __percpu *plain;
+	struct smr_io_count plain_base;
 
 	/* Deferred work. */
 	struct bio_list wal_bios;	/* writes waiting for their damage to be durable */

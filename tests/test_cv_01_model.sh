@@ -43,5 +43,38 @@ dm_create cv01c "0 $((2048 * 8)) caveat $backing 5 5 2 unshingled 1900" ||
 cv_py random --dev /dev/mapper/cv01c --dm cv01c --blocks 2048 --did 5 \
 	--dnor 5 --unshingled 1900 --seed $((SEED + 2)) --writes 100
 
+# 4: DID 0, where a write inside a chunk all valid goes on without the
+# lock (cv_write_plain()): it lands where dm-linear would put it, and
+# is counted, and clear_stats clears those counts too. 8192 blocks are
+# one chunk, full once every block is written.
+backing=$(new_backing 40) || bail "no backing device"
+dm_create cv01d "0 $((8192 * 8)) caveat $backing 0 0 1 format" || bail "cannot create the DID 0 device"
+st() { dmsetup status cv01d | awk -v f="$1" '{ print $(f + 3) }'; }
+check "DID 0: the first fill (the locked way: the chunk is not yet all valid)" \
+	dd if=/dev/zero of=/dev/mapper/cv01d bs=1M count=32 oflag=direct status=none
+assert_eq "DID 0: every block valid after the fill" 8192 "$(st 7)"
+assert_eq "DID 0: the fill's writes counted" 32 "$(st 1)"
+check "DID 0: clear_stats" cv_msg cv01d clear_stats
+assert_eq "DID 0: no writes after clear_stats" 0 "$(st 1)"
+pat=$T_WORK/cv01d.pat
+head -c $((4096 * 8)) /dev/urandom > "$pat"
+blocks=(0 17 4095 4096 8191 1234 777 5000)
+for n in "${!blocks[@]}"; do
+	dd if="$pat" of=/dev/mapper/cv01d bs=4096 skip="$n" seek="${blocks[n]}" count=1 \
+		oflag=direct conv=notrunc status=none || not_ok "DID 0: write of block ${blocks[n]}"
+done
+assert_eq "DID 0: the 8 writes inside the full chunk counted" 8 "$(st 1)"
+assert_eq "DID 0: they damaged nothing" "0 0 0" "$(st 2) $(st 4) $(st 6)"
+off=$(dd if="$backing" bs=4096 count=1 iflag=direct status=none | od -An -t u8 -j56 -N8 | tr -d ' ')
+assert_eq "DID 0: the device reads as dm-linear over its data would" \
+	"$(dd if="$backing" bs=1M skip=$((off * 512)) count=32 iflag=direct,skip_bytes status=none | md5sum)" \
+	"$(dd if=/dev/mapper/cv01d bs=1M iflag=direct status=none | md5sum)"
+for n in "${!blocks[@]}"; do
+	assert_eq "DID 0: block ${blocks[n]} holds its write" \
+		"$(dd if="$pat" bs=4096 skip="$n" count=1 status=none | md5sum)" \
+		"$(dd if=/dev/mapper/cv01d bs=4096 skip="${blocks[n]}" count=1 iflag=direct status=none | md5sum)"
+done
+dm_remove cv01d
+
 dmesg_check
 _show_result
