@@ -33,13 +33,9 @@ R=(--rw=randwrite --bs=4k --number_ios=20000 --norandommap=1 --ioengine=libaio
 cav_pair rw 16 6
 cav_pair d0 0 0
 "$INSN_MARK"
-check "phase 1: dm-linear 1 MiB rewrites" fio --name=w --filename=/dev/mapper/rw_lin "${W[@]}"
-"$INSN_MARK"
-check "phase 2: caveat 1 MiB rewrites" fio --name=w --filename=/dev/mapper/rw_cav "${W[@]}"
-"$INSN_MARK"
-check "phase 3: dm-linear 4 KiB random writes" fio --name=r --filename=/dev/mapper/d0_lin "${R[@]}"
-"$INSN_MARK"
-check "phase 4: caveat DID 0 4 KiB random writes" fio --name=r --filename=/dev/mapper/d0_cav "${R[@]}"
-"$INSN_MARK"
+insn_phase "phase 1: dm-linear 1 MiB rewrites" fio --name=w --filename=/dev/mapper/rw_lin "${W[@]}"
+insn_phase "phase 2: caveat 1 MiB rewrites" fio --name=w --filename=/dev/mapper/rw_cav "${W[@]}"
+insn_phase "phase 3: dm-linear 4 KiB random writes" fio --name=r --filename=/dev/mapper/d0_lin "${R[@]}"
+insn_phase "phase 4: caveat DID 0 4 KiB random writes" fio --name=r --filename=/dev/mapper/d0_cav "${R[@]}"
 dmesg_check
 _show_result

@@ -39,13 +39,9 @@ fio --name=f --filename=/dev/mapper/rr_dm "${W[@]}" || bail "the drive-managed f
 assert_eq "the fill bypassed the cache" 0 "$(dmsetup status rr_dm | awk '{ print $7 }' | cut -d/ -f1)"
 
 "$INSN_MARK"
-check "phase 1: dm-linear random reads" fio --name=r --filename=/dev/mapper/rr_hlin "${R[@]}"
-"$INSN_MARK"
-check "phase 2: host-managed random reads" fio --name=r --filename=/dev/mapper/rr_hm "${R[@]}"
-"$INSN_MARK"
-check "phase 3: dm-linear random reads" fio --name=r --filename=/dev/mapper/rr_dlin "${R[@]}"
-"$INSN_MARK"
-check "phase 4: drive-managed random reads" fio --name=r --filename=/dev/mapper/rr_dm "${R[@]}"
-"$INSN_MARK"
+insn_phase "phase 1: dm-linear random reads" fio --name=r --filename=/dev/mapper/rr_hlin "${R[@]}"
+insn_phase "phase 2: host-managed random reads" fio --name=r --filename=/dev/mapper/rr_hm "${R[@]}"
+insn_phase "phase 3: dm-linear random reads" fio --name=r --filename=/dev/mapper/rr_dlin "${R[@]}"
+insn_phase "phase 4: drive-managed random reads" fio --name=r --filename=/dev/mapper/rr_dm "${R[@]}"
 dmesg_check
 _show_result

@@ -29,14 +29,10 @@ dd if=/dev/zero of=/dev/mapper/ins_lin bs=1M count=$((LEN / 2048)) oflag=direct 
 	bail "the first fill"
 F=(--bs=1M --iodepth=4 --direct=1 --ioengine=libaio --size=$((LEN / 2048))M --loops=2 --output=/dev/null)
 "$INSN_MARK"
-check "phase 1: dm-linear writes" fio --name=w --filename=/dev/mapper/ins_lin --rw=write "${F[@]}"
-"$INSN_MARK"
-check "phase 2: dm-smr writes" fio --name=w --filename=/dev/mapper/ins_dm --rw=write "${F[@]}"
-"$INSN_MARK"
-check "phase 3: dm-linear reads" fio --name=r --filename=/dev/mapper/ins_lin --rw=read "${F[@]}"
-"$INSN_MARK"
-check "phase 4: dm-smr reads" fio --name=r --filename=/dev/mapper/ins_dm --rw=read "${F[@]}"
-"$INSN_MARK"
+insn_phase "phase 1: dm-linear writes" fio --name=w --filename=/dev/mapper/ins_lin --rw=write "${F[@]}"
+insn_phase "phase 2: dm-smr writes" fio --name=w --filename=/dev/mapper/ins_dm --rw=write "${F[@]}"
+insn_phase "phase 3: dm-linear reads" fio --name=r --filename=/dev/mapper/ins_lin --rw=read "${F[@]}"
+insn_phase "phase 4: dm-smr reads" fio --name=r --filename=/dev/mapper/ins_dm --rw=read "${F[@]}"
 assert_eq "the writes bypassed the cache" 0 "$(dmsetup status ins_dm | awk '{ print $7 }' | cut -d/ -f1)"
 dmesg_check
 _show_result

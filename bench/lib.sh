@@ -77,3 +77,11 @@ insn_prep() {
 	[ -x "$INSN_MARK" ] || bail "no $INSN_MARK: run this through bench/run-insns"
 	cat /proc/kallsyms > "$SMR_STATE/kallsyms" || bail "cannot save /proc/kallsyms"
 }
+
+# insn_phase DESC CMD...: one phase of a run-insns script, a check, then
+# the mark that ends it (the script marks once before its first phase;
+# run-insns compares phase 1 with 2, 3 with 4, ...).
+insn_phase() {
+	check "$@"
+	"$INSN_MARK"
+}
