@@ -34,6 +34,14 @@ static void cv_defer(struct cv_target *sc, struct bio_list *list, struct bio *bi
 	queue_work(sc->wq, &sc->work);
 }
 
+/* Aim @bio at the backing device's data, @sector of the target's on. */
+static inline void cv_aim(struct cv_target *sc, struct bio *bio,
+			  sector_t sector)
+{
+	bio_set_dev(bio, sc->dev->bdev);
+	bio->bi_iter.bi_sector = sc->data_start + sector;
+}
+
 static void cv_write_endio(struct bio *clone)
 {
 	struct bio *bio = clone->bi_private;
@@ -71,8 +79,7 @@ static void cv_submit_write(struct cv_target *sc, struct bio *bio)
 	if (!sc->tm && !io->fua) {
 		if (io->kind == CV_IO_WRITE)
 			io->kind = CV_IO_WRITE_DIRECT;
-		bio_set_dev(bio, sc->dev->bdev);
-		bio->bi_iter.bi_sector = sc->data_start + sector;
+		cv_aim(sc, bio, sector);
 		dm_submit_bio_remap(bio, NULL);
 		return;
 	}
@@ -631,8 +638,7 @@ static int cv_map_write(struct cv_target *sc, struct bio *bio,
 static inline int cv_remap_read(struct cv_target *sc, struct bio *bio,
 				struct cv_io *io, sector_t sector)
 {
-	bio_set_dev(bio, sc->dev->bdev);
-	bio->bi_iter.bi_sector = sc->data_start + sector;
+	cv_aim(sc, bio, sector);
 	if (sc->tm) {
 		smr_tm_submit(sc->tm, &io->tm, bio, &sc->bs, sc->dev->bdev,
 			      bio->bi_iter.bi_sector, smr_tm_pos(sc->tm, sector));
@@ -750,8 +756,7 @@ static __always_inline bool cv_write_plain(struct cv_target *sc,
 	    smr_power_is_cut(&sc->power))
 		return false;
 	smr_count_add(sc->plain, nr);
-	bio_set_dev(bio, sc->dev->bdev);
-	bio->bi_iter.bi_sector = sc->data_start + sector;
+	cv_aim(sc, bio, sector);
 	return true;
 }
 

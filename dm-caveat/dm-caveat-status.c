@@ -151,7 +151,6 @@ void cv_nl_snapshot(struct cv_nl_dev *d, struct cv_nl_snap *s)
 void cv_nl_clear_stats(struct cv_nl_dev *d)
 {
 	struct cv_target *sc = container_of(d, struct cv_target, nl);
-
 	struct smr_io_count plain;
 
 	smr_count_sum(sc->plain, &plain);	/* a loop over CPUs: before the lock */
