@@ -34,7 +34,7 @@ vng=${SMR_VENV:-$ROOT/.venv}/bin/vng
 local_version=${SMR_DEBUG_LOCALVERSION:--smrlean}
 [[ $local_version =~ ^-[a-z0-9]+$ ]] || die "SMR_DEBUG_LOCALVERSION '$local_version': a dash and lower-case letters or digits"
 
-install_missing linux-source-"$series" bc flex bison libelf-dev libssl-dev dwarves debhelper
+install_missing linux-source-"$series" bc flex bison libelf-dev libssl-dev dwarves debhelper rsync
 src=/usr/src/linux-source-$series.tar.xz
 [ -f "$src" ] || die "no $src after installing linux-source-$series"
 mkdir -p "$work"
