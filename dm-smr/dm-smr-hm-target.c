@@ -187,9 +187,16 @@ int smr_hm_ctr(struct smr_hm_target *ht, struct dm_arg_set *as)
 		ti->error = "Cannot open the zoned device";
 		return ret;
 	}
-	ret = dm_set_target_max_io_len(ti, ht->geo.zone_sectors);
-	if (ret)
-		return ret;
+	/*
+	 * No max_io_len: a bio crossing a zone needs no cut from dm.
+	 * smr_hm_read_remap() refuses it, and smr_zdev_map() sends it the
+	 * long way, through the disk, whose chunk_sectors (the zone size)
+	 * split it. With one set, dm's max_io_len() (drivers/md/dm.c, the
+	 * same on 6.1, 6.12 and 7.3) works it out for every bio and also
+	 * cuts each at the mapped queue's max_sectors: 19 of the about 150
+	 * instructions a random 4 KiB read cost over dm-linear
+	 * (docs/benchmarks-log.md, 2026-12-02).
+	 */
 	ti->num_flush_bios = 1;
 	ti->flush_supported = true;
 	/* The zoned device appends natively: dm passes zone appends on. */

@@ -192,11 +192,11 @@ static const struct block_device_operations smr_zdev_fops = {
  * for a read the engine's clone; docs/benchmarks-log.md (2026-11-28) has
  * the figures.
  *
- * The dm core cuts bios at the target's max_io_len, the zone size, so
- * they are within one zone on every kernel; it does not cut them to the
- * disk's max_sectors (6.1 splits only discards and write-zeroes to the
- * queue limits), so a bio may be larger than the engine takes in one
- * piece. A read of durable data never comes here: the target aimed it at
+ * The dm core cuts bios only at the table's targets (the target sets no
+ * max_io_len; 6.1 splits only discards and write-zeroes to the queue
+ * limits, later kernels also zone-crossing bios of a device that
+ * emulates zone append, which this one does not), so a bio may cross a
+ * zone or be larger than the engine takes in one piece. A read of durable data never comes here: the target aimed it at
  * the backing device already, whatever its size (smr_hm_read_remap();
  * that device splits for itself). Anything else larger than
  * SMR_ZDEV_MAX_SECTORS, or crossing a zone, goes the long way, through
