@@ -46,12 +46,16 @@ if [ ! -f "$tree/Makefile" ]; then
 fi
 cd "$tree"
 # vng runs virtme-configkernel, which lives beside it in the venv.
-PATH=${vng%/*}:$PATH "$vng" --kconfig --config "$shared" --config "$ROOT/scripts/debug-kernel.config"
+# Its merger prints a line per symbol a fragment sets again (hundreds):
+# kept in kconfig.log, shown when it fails.
+PATH=${vng%/*}:$PATH "$vng" --kconfig --config "$shared" --config "$ROOT/scripts/debug-kernel.config" > kconfig.log 2>&1 ||
+	{ tail -n 30 kconfig.log >&2; die "vng --kconfig failed (log: $PWD/kconfig.log)"; }
 # vng puts its own items after the fragments (debug info among them, which
 # debug.config turns off: it doubles the build and the packages), so the
 # fragments go over its result once more with the kernel's own merger.
-scripts/kconfig/merge_config.sh -m -Q .config "$shared" "$ROOT/scripts/debug-kernel.config" > /dev/null
-make olddefconfig > /dev/null
+{ scripts/kconfig/merge_config.sh -m -Q .config "$shared" "$ROOT/scripts/debug-kernel.config" &&
+  make olddefconfig; } >> kconfig.log 2>&1 ||
+	{ tail -n 30 kconfig.log >&2; die "merging the fragments failed (log: $PWD/kconfig.log)"; }
 # What the fragments asked for and the configuration did not take (a
 # dependency missing, a symbol renamed) is said, not left to be found.
 while IFS= read -r line; do
