@@ -47,15 +47,13 @@ fi
 cd "$tree"
 # vng runs virtme-configkernel, which lives beside it in the venv.
 # Its merger prints a line per symbol a fragment sets again (hundreds):
-# kept in kconfig.log, shown when it fails.
-PATH=${vng%/*}:$PATH "$vng" --kconfig --config "$shared" --config "$ROOT/scripts/debug-kernel.config" > kconfig.log 2>&1 ||
-	{ tail -n 30 kconfig.log >&2; die "vng --kconfig failed (log: $PWD/kconfig.log)"; }
+# quietly (scripts/lib.sh) shows them only when a step fails.
+PATH=${vng%/*}:$PATH quietly "$vng" --kconfig --config "$shared" --config "$ROOT/scripts/debug-kernel.config"
 # vng puts its own items after the fragments (debug info among them, which
 # debug.config turns off: it doubles the build and the packages), so the
 # fragments go over its result once more with the kernel's own merger.
-{ scripts/kconfig/merge_config.sh -m -Q .config "$shared" "$ROOT/scripts/debug-kernel.config" &&
-  make olddefconfig; } >> kconfig.log 2>&1 ||
-	{ tail -n 30 kconfig.log >&2; die "merging the fragments failed (log: $PWD/kconfig.log)"; }
+quietly scripts/kconfig/merge_config.sh -m -Q .config "$shared" "$ROOT/scripts/debug-kernel.config"
+quietly make olddefconfig
 # What the fragments asked for and the configuration did not take (a
 # dependency missing, a symbol renamed) is said, not left to be found.
 while IFS= read -r line; do
