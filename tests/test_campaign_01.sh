@@ -3,10 +3,12 @@
 # TIMEOUT: 900
 # SLOW: 1
 #
-# Run on one kernel (make check: 6.1). On 6.12 in this VM the runner's
-# plots after the two runs overran the timeout in three tries on a loaded
-# host (the runs themselves were done in the first minute), for a reason
-# not found yet; the runner does not depend on the kernel.
+# Run on one kernel (make check: 6.1). On 6.12 the runner's plots after
+# the two runs once overran the timeout on a loaded host: matplotlib read
+# its font over the 9p root, uncached on 6.12, a round trip per small
+# read (2.35 s a line of text). tests/lib/guest-suite.sh now serves the
+# fonts from the guest's memory: the plots took 63 s there, against
+# 260 s before, beside a kernel build (2026-12-02).
 # fio-jobs/campaign end to end: a two-job campaign (a random-write burst
 # on a drive-managed device created with dmsetup, so cleaning is waited
 # for by polling the status; the caveat damage job on a device created

@@ -40,8 +40,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .model import (cleaning_spans, event_spans, read_events, read_status_csv,  # noqa: E402
-                    wa_timeline)
+from .model import (cleaning_spans, event_spans, merge_spans, read_events,  # noqa: E402
+                    read_status_csv, wa_timeline)
 
 # Legends: this size (the tick labels' is 10), and off the data: beside
 # the plot area or below it (figures with a second y axis on the right).
@@ -94,8 +94,9 @@ def _spans(rd, samples):
 
 def _shade(ax, spans, seen):
     """Shade the cleaning periods on ax (labelled once per state in
-    seen)."""
-    for a, b, st in spans:
+    seen). Each span is drawn at least 0.2 s wide, so spans closer than
+    that are drawn as one."""
+    for a, b, st in merge_spans(spans, 0.2):
         color, label = SHADE.get(st, ("#7f7f7f", st))
         ax.axvspan(a, max(b, a + 0.2), color=color, alpha=0.18 if st != "clean-fg" else 0.25,
                    lw=0, label=None if st in seen else label)
