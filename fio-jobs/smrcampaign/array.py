@@ -243,6 +243,28 @@ class ArraySetup:
         return [h for h in sorted(os.listdir(hold)) if h.startswith("md")] \
             if os.path.isdir(hold) else []
 
+    MD_NAME_WAIT_S = 60
+
+    def md_of(self, drive):
+        """The kernel's name (mdN) of the array mdadm --create has just
+        made of drive: the md device holding it, which the kernel shows
+        before --create returns. Not the link /dev/md/NAME: udev makes
+        that when it gets to it, and under a debug kernel it came after
+        the run had looked the array up through it; the missing link
+        named no array, whose initial sync then seemed never to end
+        (test_md_01 under 6.12.118-smrlean, 2026-12-02). Commands then
+        name the array by its node, /dev/mdN, which is there as soon as
+        the array is."""
+        t = time.time()
+        while True:
+            held = self.md_holders(drive)
+            if held:
+                return held[0]
+            if time.time() - t > self.MD_NAME_WAIT_S:
+                raise RuntimeError("mdadm --create returned, but no md array holds %s after %d s"
+                                   % (drive, self.MD_NAME_WAIT_S))
+            time.sleep(0.1)
+
     def wait_sync(self, md, what, timeout, t0=None, stop=None):
         """Wait until md's sync action is idle; progress every progress_s.
         Returns the seconds waited, or None after timeout or once the
@@ -306,7 +328,8 @@ class ArraySetup:
             if a.get("sync", "resync") == "assume-clean":
                 args.append("--assume-clean")
             run_cmd(args + drives, "mdadm --create", input="y\n")
-            md = os.path.basename(os.path.realpath(mdpath))
+            md = self.md_of(drives[0])
+            mdpath = "/dev/" + md
             for k, f in (("speed_min", "sync_speed_min"), ("speed_max", "sync_speed_max")):
                 if a.get(k):
                     md_set(md, f, str(parse_size(a[k]) // 1024))
@@ -318,8 +341,8 @@ class ArraySetup:
             if w is None:
                 raise RuntimeError("the array's initial sync took longer than %d s" % timeout)
             row["initial_sync_s"] = round(w, 1)
-            self.say("  %s: RAID %s%s, initial sync %.1f s" % (
-                mdpath, level, "" if level == "1" else ", %d KiB chunks" % (
+            self.say("  /dev/md/%s (%s): RAID %s%s, initial sync %.1f s" % (
+                base, md, level, "" if level == "1" else ", %d KiB chunks" % (
                     int(md_attr(md, "chunk_size") or 0) // 1024), w))
 
             # what the check after the rebuild reads back

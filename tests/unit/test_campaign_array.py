@@ -11,6 +11,7 @@ rebuild timeline and its plots. The arrays themselves are built in the VM
 import os
 import sys
 import tempfile
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -369,6 +370,30 @@ class FakeUdev:
 
     def holders(self, path):
         return ["md126"] if self.held else []
+
+
+class MdOfTest(unittest.TestCase):
+    """The array mdadm --create made, found by what holds its first
+    drive, not through udev's /dev/md/NAME link (late under a debug
+    kernel: the run then read no array's sysfs and waited out its
+    timeout for an initial sync long done)."""
+
+    def setUp(self):
+        self.a = array.ArraySetup.__new__(array.ArraySetup)
+        saved = time.sleep
+        time.sleep = lambda s: None
+        self.addCleanup(setattr, time, "sleep", saved)
+
+    def test_found_once_held(self):
+        answers = [[], [], ["md127"]]
+        self.a.md_holders = lambda path: answers.pop(0) if len(answers) > 1 else answers[0]
+        self.assertEqual(self.a.md_of("/dev/loop0"), "md127")
+
+    def test_gives_up_with_an_error(self):
+        self.a.md_holders = lambda path: []
+        self.a.MD_NAME_WAIT_S = 0
+        with self.assertRaisesRegex(RuntimeError, "no md array holds /dev/loop0"):
+            self.a.md_of("/dev/loop0")
 
 
 class ReleaseTest(unittest.TestCase):
