@@ -263,11 +263,12 @@ if [ "${SMR_HOST_TOOLS:-0}" != 1 ]; then
 	# guest (whose 9p root mount caches nothing) one line of text took
 	# 2.35 s to lay out from the root's DejaVuSans.ttf and 0.010 s from
 	# a copy in the guest's memory (2026-12-02), and test_campaign_01's
-	# five plots 4-5 minutes. The fonts the plots use (DejaVu Sans, a
-	# few MB) are copied once and mounted over the root's.
+	# five plots 4-5 minutes. The files the plots open (DejaVu Sans,
+	# its Display face, its bold for titles: 1.5 MB; the other faces 2.4
+	# MB more, 20 s a boot under a debug kernel) are copied once and
+	# mounted over the root's.
 	fonts=0
-	for ttf in /usr/share/matplotlib/mpl-data/fonts/ttf/DejaVuSans*.ttf \
-		   /usr/lib/python3/dist-packages/matplotlib/mpl-data/fonts/ttf/DejaVuSans*.ttf; do
+	for ttf in {/usr/share/matplotlib,/usr/lib/python3/dist-packages/matplotlib}/mpl-data/fonts/ttf/DejaVuSans{,-Bold,Display}.ttf; do
 		[ -f "$ttf" ] && [ ! -L "$ttf" ] || continue
 		mkdir -p /run/smr-suite/fonts
 		cp "$ttf" /run/smr-suite/fonts/$fonts.ttf &&
