@@ -5,7 +5,8 @@
  * Part of the library module smr-common (common/Kbuild). The state is
  * read without the lock on the I/O path; it changes under the lock. The
  * cut's first half runs once, under the lock, before the state says
- * cut; its second half (smr_power_cut_work()) on system_unbound_wq.
+ * cut; its second half (smr_power_cut_work()) on the unbound system
+ * workqueue (smr_unbound_wq()).
  */
 #include <linux/device-mapper.h>
 #include <linux/kernel.h>
@@ -97,7 +98,7 @@ static void smr_power_cut_locked(struct smr_power *p)
 		p->ops->halt(p->owner);
 	if (*p->tmp)
 		smr_tm_quiet_now(*p->tmp);
-	queue_work(system_unbound_wq, &p->cut_work);
+	queue_work(smr_unbound_wq(), &p->cut_work);
 	smp_wmb();	/* the cut's effects before the state */
 	WRITE_ONCE(p->state, SMR_POWER_CUT);
 	p->left = 0;

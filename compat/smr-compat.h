@@ -17,6 +17,7 @@
 #include <linux/dm-io.h>
 #include <linux/hrtimer.h>
 #include <linux/ioprio.h>
+#include <linux/workqueue.h>
 
 #include "generated/config.h"
 
@@ -34,6 +35,20 @@ static inline bool smr_table_writable(struct dm_target *ti)
 	return dm_table_get_mode(ti->table) & BLK_OPEN_WRITE;
 #else
 	return dm_table_get_mode(ti->table) & FMODE_WRITE;
+#endif
+}
+
+/*
+ * The unbound system workqueue: 6.17 named it system_dfl_wq, and newer
+ * kernels warn once when work is queued under the old name (7.3:
+ * "enqueued on deprecated workqueue").
+ */
+static inline struct workqueue_struct *smr_unbound_wq(void)
+{
+#ifdef HAVE_SYSTEM_DFL_WQ
+	return system_dfl_wq;
+#else
+	return system_unbound_wq;
 #endif
 }
 
