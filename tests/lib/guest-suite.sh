@@ -268,9 +268,9 @@ if [ "${SMR_HOST_TOOLS:-0}" != 1 ]; then
 	# MB more, 20 s a boot under a debug kernel) are copied once and
 	# mounted over the root's.
 	fonts=0
+	mkdir -p /run/smr-suite/fonts
 	for ttf in {/usr/share/matplotlib,/usr/lib/python3/dist-packages/matplotlib}/mpl-data/fonts/ttf/DejaVuSans{,-Bold,Display}.ttf; do
 		[ -f "$ttf" ] && [ ! -L "$ttf" ] || continue
-		mkdir -p /run/smr-suite/fonts
 		cp "$ttf" /run/smr-suite/fonts/$fonts.ttf &&
 			mount --bind /run/smr-suite/fonts/$fonts.ttf "$ttf" && fonts=$((fonts + 1))
 	done
