@@ -22,6 +22,29 @@ field() { dmsetup status "$1" | awk -v k="$2" '{ print $k }'; }
 cv_busy() { field "$1" 14; }
 cv_lag() { field "$1" 15; }
 
+# tm_suspend_ms NAME, tm_remove_ms NAME: suspend (remove) dm device NAME
+# and print how long the kernel took, in ms: the ioctl's time alone, not
+# dmsetup's run. Under instruction counting the guest's clock leaps
+# whenever the guest waits for the host, and starting dmsetup reads its
+# program and libraries over the 9p root, then waits for udev's programs:
+# on a loaded host one remove measured 10 s that way (CI, 2026-12-02).
+tm_suspend_ms() { python3 -S "$SMR_ROOT/tests/lib/dm_ioctl_time.py" suspend "$1"; }
+tm_remove_ms() { python3 -S "$SMR_ROOT/tests/lib/dm_ioctl_time.py" remove "$1"; }
+# tm_write_ms DEV BLOCK: one 4 KiB O_DIRECT write of zeroes at 4 KiB
+# block BLOCK of DEV; prints the write's own time in ms (not a process's
+# start, as above).
+tm_write_ms() {
+	python3 -S - "$1" "$2" <<'EOF'
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+t0 = time.monotonic()
+os.pwritev(fd, [buf], int(sys.argv[2]) * 4096)
+print(int((time.monotonic() - t0) * 1000))
+os.close(fd)
+EOF
+}
+
 # Under instruction counting (a test's "# ICOUNT: 0" header: tests/vm-run
 # runs it in a counted boot and sets SMR_ICOUNT) the guest's clock is the
 # instructions it ran: the host's load does not reach what a test times,
