@@ -57,6 +57,24 @@ SMR_DMESG_BAD='WARNING:|BUG:|kernel BUG at|Oops|KASAN|UBSAN|possible circular lo
 # Each entry is described in docs/testing.md ("Known kernel bugs").
 SMR_KNOWN_KERNEL_BUGS='6.7|at fs/btrfs/block-group\.c:[0-9]+ btrfs_remove_block_group|BTRFS warning \(device [^)]*\): block group [0-9]+ is removed before metadata write out|btrfs zoned: zone finish moves alloc_offset but not meta_write_pointer, so removing an unused metadata block group warns (upstream "btrfs: zoned: update meta_write_pointer on zone finish"; same warning on zoned null_blk)'
 
+# Stacks the kernel dumps on purpose (dump_stack(), not a WARNING or BUG)
+# when a file system meets an I/O error the suite causes: a power cut,
+# a media fault. Such a dump fails no test; any other "Call Trace" still
+# does. One dump per line, three fields split by '|':
+#   FRAME    ERE for the first frame after dump_stack_lvl/dump_stack:
+#            the function that chose to dump (no '|' in a field: one
+#            line per function);
+#   MESSAGE  ERE for the line that must follow the dump's "</TASK>"
+#            within 5 lines (the dump is kept without it);
+#   WHAT     what it is.
+# f2fs (7.3, not 6.1 or 6.12) dumps the stack where it stops checkpoints,
+# then names the reason: 2, 3 and 6 are a meta page's read, a write and a
+# flush that failed (enum stop_cp_reason, include/linux/f2fs_fs.h); the
+# other reasons are f2fs's own findings and still fail. Described in
+# docs/testing.md ("Known kernel bugs").
+SMR_KNOWN_KERNEL_DUMPS='f2fs_stop_checkpoint\+|F2FS-fs \([^)]*\): Stopped filesystem due to reason: [236]$|f2fs stopped its checkpoints on an I/O error the test caused (reason 2, 3 or 6), and dumped the stack
+f2fs_handle_critical_error\+|F2FS-fs \([^)]*\): Stopped filesystem due to reason: [236]$|f2fs stopped its checkpoints on an I/O error the test caused (reason 2, 3 or 6), and dumped the stack (from f2fs_handle_critical_error, where the compiler kept it out of line)'
+
 # Kernel log lines after which the debug kernel's checkers are off for
 # the rest of the boot: KASAN reports only its first finding, and a report
 # turns lockdep off. tests/vm-run, which does not source this file,
@@ -594,11 +612,15 @@ dm_remove() {
 # trace") is left out only when its first WARNING line matches the bug,
 # nothing else in it is a report of its own (another WARNING, a BUG, an
 # Oops, KASAN, UBSAN, a general protection fault), and the bug's message
-# follows within 5 lines of its end (then that line goes too). Anything
-# else is copied as it came. Appends the WHAT of each bug left out to file
-# SEEN, if given.
+# follows within 5 lines of its end (then that line goes too). A stack
+# dump of SMR_KNOWN_KERNEL_DUMPS ("CPU: N ... Comm:" to "</TASK>", no
+# report inside it, its first frame the dump's, its message within 5
+# lines after it) is left out the same way; the lines after it stay.
+# Anything else is copied as it came. Appends the WHAT of each bug or
+# dump left out to file SEEN, if given.
 dmesg_drop_known() {
-	KB="$SMR_KNOWN_KERNEL_BUGS" awk -v kver="${2:-$(uname -r)}" -v seen="$1" '
+	KB="$SMR_KNOWN_KERNEL_BUGS" KD="$SMR_KNOWN_KERNEL_DUMPS" \
+	awk -v kver="${2:-$(uname -r)}" -v seen="$1" '
 	function older(v, fixed,   a, b) {
 		split(v, a, /[.-]/); split(fixed, b, ".")
 		return a[1] + 0 < b[1] + 0 || (a[1] + 0 == b[1] + 0 && a[2] + 0 < b[2] + 0)
@@ -610,7 +632,35 @@ dmesg_drop_known() {
 			if (split(lines[i], f, "|") != 4 || !older(kver, f[1])) continue
 			nk++; at[nk] = f[2]; msg[nk] = f[3]; what[nk] = f[4]
 		}
+		n = split(ENVIRON["KD"], lines, "\n")
+		for (i = 1; i <= n; i++) {
+			if (split(lines[i], f, "|") != 3) continue
+			nd++; frame[nd] = f[1]; dmsg[nd] = f[2]; dwhat[nd] = f[3]
+		}
 		other = "BUG:|Oops|KASAN|UBSAN|general protection fault"
+	}
+	# A stack dump: buffered to its end, left out if a known one.
+	indump {
+		buf[nb++] = $0
+		if ($0 ~ other || /WARNING: |cut here/) dfor = 1
+		if (!dk && !dfor && /^(\[[ 0-9.]+\] )? +[a-z_]/ && !/ \? / && !/dump_stack/) {
+			for (k = 1; k <= nd; k++) if ($0 ~ frame[k]) dk = k
+			if (!dk) dfor = 1
+		}
+		if (/<\/TASK>/ || nb > 200) {
+			indump = 0
+			if (!dk || dfor || nb > 200) flush()
+			else { dn = nb; dpend = 5 }
+		}
+		next
+	}
+	dpend {
+		buf[nb++] = $0
+		if ($0 ~ dmsg[dk]) {
+			for (i = dn; i < nb; i++) print buf[i]
+			nb = 0; dpend = 0; dhit[dk] = 1
+		} else if (--dpend == 0) flush()
+		next
 	}
 	/-+\[ cut here \]-+/ { flush(); inrep = 1; known = 0; warned = 0; foreign = 0 }
 	inrep {
@@ -634,11 +684,16 @@ dmesg_drop_known() {
 		if (--pend == 0) flush()
 		next
 	}
+	nd && /(^|\] )CPU: [0-9]+ (UID: [0-9]+ )?PID: [0-9]+ Comm: / {
+		flush(); indump = 1; dk = 0; dfor = 0; buf[nb++] = $0; next
+	}
 	{ print }
 	END {
 		flush()
-		if (seen != "")
+		if (seen != "") {
 			for (k = 1; k <= nk; k++) if (hit[k]) print what[k] >> seen
+			for (k = 1; k <= nd; k++) if (dhit[k]) print dwhat[k] >> seen
+		}
 	}'
 }
 

@@ -149,7 +149,7 @@ run_one() {
 	# Reports of known kernel bugs fail nothing, but the log says so.
 	hits=$(dmesg_since "$mark" | dmesg_find_errors "$SMR_WORK/.known-bugs")
 	if [ -s "$SMR_WORK/.known-bugs" ]; then
-		sort -u "$SMR_WORK/.known-bugs" | sed 's/^/# known kernel bug, not a failure: /' >> "$log"
+		sort -u "$SMR_WORK/.known-bugs" | sed 's/^/# known kernel report, not a failure: /' >> "$log"
 		progress "  $name: the kernel log has a known kernel bug (see $log)"
 	fi
 	bad=$(cat "$SMR_STATE"/dmesg-boot*.bad 2>/dev/null)

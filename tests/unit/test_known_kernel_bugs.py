@@ -6,7 +6,13 @@ The fixture is a real log: 6.1's btrfs warning in btrfs_remove_block_group
 while dm-smr's btrfs test mounted its file system a third time (the same
 warning comes on zoned null_blk). On 6.1 the report must be left out and
 named; on a kernel with the fix it must still fail; any other warning
-next to it must still fail."""
+next to it must still fail.
+
+The second fixture (SMR_KNOWN_KERNEL_DUMPS) is 7.3's f2fs at umount after
+test_fs_03's power cut: two stacks dumped from f2fs_stop_checkpoint, each
+followed by "Stopped filesystem due to reason: 3" (a write failed). They
+must be left out on any kernel; a dump for another reason, from another
+function, without its message or with a report inside must still fail."""
 import os
 import subprocess
 import tempfile
@@ -14,6 +20,8 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURE = os.path.join(ROOT, "tests", "unit", "data", "dmesg-btrfs-6.1-zone-finish.log")
+F2FS_FIXTURE = os.path.join(ROOT, "tests", "unit", "data",
+                            "dmesg-f2fs-7.3-stop-checkpoint.log")
 
 OTHER_WARNING = """\
 [  170.000001] ------------[ cut here ]------------
@@ -117,6 +125,77 @@ class KnownKernelBugs(unittest.TestCase):
         hits = shell('uname() { echo 6.12.117+deb12-amd64; }; dmesg_find_errors', self.log)
         self.assertIn("WARNING: CPU: 0 PID: 3069", hits)
         self.assertIn("Call Trace", hits)
+
+
+class KnownKernelDumps(unittest.TestCase):
+    KVER = "7.3.4+deb13-amd64"
+
+    def setUp(self):
+        with open(F2FS_FIXTURE) as f:
+            self.log = f.read()
+        self.assertEqual(self.log.count("Call Trace"), 2)
+        self.assertEqual(self.log.count("Stopped filesystem due to reason: 3"), 2)
+
+    def errors(self, log):
+        with tempfile.NamedTemporaryFile("r") as seen:
+            hits = shell('uname() { echo "$2"; }; dmesg_find_errors "$1" || true',
+                         log, seen.name, self.KVER)
+            return hits, seen.read()
+
+    def test_write_failure_dumps_are_left_out_and_named(self):
+        hits, seen = self.errors(self.log)
+        self.assertEqual(hits, "")
+        self.assertIn("f2fs stopped its checkpoints", seen)
+        out = shell('dmesg_drop_known "" "$1"', self.log, self.KVER)
+        self.assertNotIn("dump_stack_lvl", out)
+        self.assertNotIn("</TASK>", out)
+        # The lines around the dumps stay, the reason's included.
+        self.assertEqual(out.count("Stopped filesystem due to reason: 3"), 2)
+        self.assertEqual(out.count("fails to record stop_reason"), 2)
+        self.assertIn("power cut: writes since the last flush", out)
+        self.assertIn("Checking entire write pointers", out)
+
+    def test_every_kernel(self):
+        for kver in ("6.1.0-57-amd64", "6.12.118-smrlean"):
+            hits = shell('uname() { echo "$1"; }; dmesg_find_errors || true',
+                         self.log, kver)
+            self.assertEqual(hits, "", kver)
+
+    def test_another_reason_still_fails(self):
+        # 4: a corrupted summary, f2fs's own finding.
+        hits, seen = self.errors(self.log.replace("reason: 3", "reason: 4"))
+        self.assertEqual(hits.count("Call Trace"), 2)
+        self.assertEqual(seen, "")
+
+    def test_a_dump_from_elsewhere_still_fails(self):
+        log = self.log.replace("f2fs_stop_checkpoint+0x1a8", "smr_zone_write+0x1a8", 1)
+        hits, seen = self.errors(log)
+        self.assertEqual(hits.count("Call Trace"), 1)
+        self.assertIn("f2fs stopped", seen, "the second dump is still known")
+
+    def test_a_dump_without_its_message_still_fails(self):
+        log = "".join(l for l in self.log.splitlines(True)
+                      if "Stopped filesystem" not in l)
+        hits, _ = self.errors(log)
+        self.assertEqual(hits.count("Call Trace"), 2)
+
+    def test_a_report_inside_a_dump_still_fails(self):
+        lines = self.log.splitlines(True)
+        at = next(i for i, l in enumerate(lines) if "f2fs_write_end_bio" in l)
+        lines.insert(at, "[   32.619400] BUG: KASAN: use-after-free in f2fs_write_end_bio\n")
+        hits, _ = self.errors("".join(lines))
+        self.assertIn("BUG: KASAN", hits)
+        self.assertEqual(hits.count("Call Trace"), 1)
+
+    def test_a_warning_beside_it_still_fails(self):
+        hits, _ = self.errors(self.log + OTHER_WARNING)
+        self.assertIn("WARNING: CPU: 0 PID: 77", hits)
+        self.assertEqual(hits.count("Call Trace"), 1)
+
+    def test_an_unended_dump_is_kept(self):
+        cut = self.log[:self.log.index("</TASK>")]
+        hits, _ = self.errors(cut)
+        self.assertEqual(hits.count("Call Trace"), 1)
 
 
 if __name__ == "__main__":
