@@ -8,7 +8,8 @@
  * here already split at zone boundaries, on every kernel, from the disk's
  * submit_bio or straight from the smr target's map() (smr_hm_map() in
  * dm-smr-target.c, through smr_zdev_map()); map() sends reads of durable
- * data to the backing device itself first (smr_hm_read_remap()).
+ * data to the backing device itself first (smr_hm_read_remap(), inline
+ * in dm-smr.h).
  *
  * Ordering. No block layer zone write plugging is used (the disk
  * supports zone append natively, so 6.10+ allocates no plugs, and 6.1
@@ -33,9 +34,9 @@
  *
  * The zone state machine this path drives is in dm-smr-hm-zone.c.
  *
- * Why this file is long: the lock-free read (smr_hm_read_remap()) carries
- * its ordering argument, and it pairs with the store in the write
- * completion here, which it should sit beside.
+ * Why this file is long: the write completion here carries the store
+ * the lock-free read (smr_hm_read_remap(), dm-smr.h, with its ordering
+ * argument) pairs with.
  */
 #include <linux/slab.h>
 
@@ -472,92 +473,6 @@ static void smr_hm_read(struct smr_zoned *zc, struct bio *bio, u32 zno,
 	}
 	smr_hm_issue(io, smr_backing_sector(zc, zno, off),
 		     smr_zone_start(zc, zno) + off);
-}
-
-/*
- * A read the smr target may send to the backing device itself, as
- * dm-linear would: whole blocks of one zone, all of it durable data
- * (nothing to zero), with no timing model and no write cache (either
- * would have to see it), the power on. Counted as smr_hm_read() counts a
- * read. On true @bio is aimed at the backing device; on false it is
- * untouched and goes through smr_hm_submit().
- *
- * What it skips, per 4 KiB read: the engine's clone and a second pass
- * through the block layer (a bio time stamp, the split) for a bio that
- * needs neither (docs/benchmarks-log.md, 2026-11-28).
- *
- * It holds nothing of the engine once it returns, so it is not counted
- * in zc->inflight, and the settle after a power cut (smr_power_settle())
- * does not wait for it: a read that found the power on may still reach
- * the backing device after the cut. That is the one thing a cut drive
- * still sends, and it changes nothing there, so what the next engine
- * loads is the same; the read itself fails at the target's end_io().
- *
- * It takes no lock (about 30 instructions of a read's 19000, a sixth of
- * what the target adds over dm-linear: docs/benchmarks-log.md,
- * 2026-11-30). Why what it reads without the lock is enough:
- *
- * - The data. A sequential zone's durable end (dend) only grows while
- *   the zone is not reset or forced empty, and each store is a release
- *   made after the completion of the write it covers (smr_zone_retire()).
- *   The acquire load below pairs with it: a read that sees sector X below
- *   the end is sent after the backing device finished writing X, so it
- *   reads that data. A conventional zone is all readable, as under the
- *   lock: its writes are the host's to order.
- * - One moment. The locked path read the end, the condition and the
- *   power at one instant; these loads are a few instructions apart, and
- *   the read must be right for some instant between them. The end comes
- *   first; only smr_hm_set_cond() moves a zone to or from OFFLINE, and it
- *   does so inside cond_seq's write section, so when the sequence held
- *   still the zone was not OFFLINE at any point between the loads. A
- *   reset or a forced empty may lower the end meanwhile: the read then
- *   belongs to the instant of the end's load, before it (the backing
- *   keeps a reset zone's data until new writes, as it would for a read
- *   sent just before the lock was dropped). The power is read last: a
- *   cut is final, so on at the end means on throughout. (Final for this
- *   engine: smr_power_init() runs only when smr_hm_ctx_init() makes it,
- *   and smr_zdev_get() makes a new engine rather than take up one whose
- *   power was cut; ht->zc is fixed when the table is built.)
- * - The rest (the zone geometry, the model and the write cache) is fixed
- *   for the engine's life.
- * Whatever it cannot show this way goes through the locked path.
- */
-bool smr_hm_read_remap(struct smr_zoned *zc, struct bio *bio)
-{
-	sector_t sector = bio->bi_iter.bi_sector;
-	u32 nr = bio_sectors(bio);
-	struct smr_zone *z;
-	u32 zno, off, limit;
-	unsigned int seq;
-
-	if (zc->d.tm || zc->d.wc || bio_op(bio) != REQ_OP_READ || !nr ||
-	    (sector | nr) & (SMR_BLOCK_SECTORS - 1))
-		return false;
-	zno = smr_zone_of(zc, sector);
-	off = sector - smr_zone_start(zc, zno);
-	if (zno >= zc->geo.nr_zones || off + nr > zc->geo.zone_sectors)
-		return false;
-	z = &zc->zones[zno];
-
-	/*
-	 * Odd: a change of condition is under way; give it to the locked
-	 * path. (On PREEMPT_RT raw_read_seqcount() waits out the writer
-	 * instead, through the lock: right too.)
-	 */
-	seq = raw_read_seqcount(&zc->cond_seq);
-	if (seq & 1)
-		return false;
-	limit = smr_zone_is_conv(zc, zno) ? zc->geo.zone_sectors :
-		smp_load_acquire(&z->dend);
-	if (off + nr > limit || READ_ONCE(z->cond) == BLK_ZONE_COND_OFFLINE ||
-	    read_seqcount_retry(&zc->cond_seq, seq) ||
-	    !smr_power_is_on(&zc->d.power))
-		return false;
-	smr_count_add(zc->rd, nr);
-
-	bio_set_dev(bio, zc->d.bdev);
-	bio->bi_iter.bi_sector = smr_backing_sector(zc, zno, off);
-	return true;
 }
 
 /*

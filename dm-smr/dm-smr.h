@@ -15,7 +15,9 @@
  *   dm-smr-zdev.c      the zoned block device host-managed mode runs on,
  *                      and its engine
  *   dm-smr-dm.c        drive-managed mode: the table and the write path
- *   dm-smr-dm-read.c   drive-managed: reads, split where cache and band meet
+ *   dm-smr-dm-read.c   drive-managed: reads the model or the write cache
+ *                      sees, and delayed ones (the plain read is inline in
+ *                      dm-smr-dm.h)
  *   dm-smr-dm-cache.c  drive-managed: the persistent cache and its index
  *   dm-smr-dm-bands.c  drive-managed: the bands holding cache slots, in
  *                      the orders the cleaning policies pick by
@@ -464,10 +466,105 @@ void smr_hm_zone_dirty(struct smr_zoned *zc, u32 zno);
 
 /* Functions defined in dm-smr-hm.c */
 void smr_hm_submit(struct smr_zoned *zc, struct bio *bio);
-bool smr_hm_read_remap(struct smr_zoned *zc, struct bio *bio);
 void smr_hm_power_fail(struct smr_zoned *zc, struct bio *bio);
 int smr_hm_ctx_init(struct smr_zoned *zc);
 void smr_hm_ctx_exit(struct smr_zoned *zc);
+
+/*
+ * A read the smr target may send to the backing device itself, as
+ * dm-linear would: whole blocks of one zone, all of it durable data
+ * (nothing to zero), with no timing model and no write cache (either
+ * would have to see it), the power on. Counted as smr_hm_read() counts a
+ * read. On true @bio is aimed at the backing device; on false it is
+ * untouched and goes through smr_hm_submit().
+ *
+ * What it skips, per 4 KiB read: the engine's clone and a second pass
+ * through the block layer (a bio time stamp, the split) for a bio that
+ * needs neither (docs/benchmarks-log.md, 2026-11-28).
+ *
+ * It holds nothing of the engine once it returns, so it is not counted
+ * in zc->inflight, and the settle after a power cut (smr_power_settle())
+ * does not wait for it: a read that found the power on may still reach
+ * the backing device after the cut. That is the one thing a cut drive
+ * still sends, and it changes nothing there, so what the next engine
+ * loads is the same; the read itself fails at the target's end_io().
+ *
+ * Inline in its one caller, smr_map() (dm-smr-target.c): the call, its
+ * return and the registers saved around it were 11 of the 153
+ * instructions a read cost over dm-linear (docs/benchmarks-log.md,
+ * 2026-12-02 (5)).
+ *
+ * It takes no lock (about 30 instructions of a read's 19000, a sixth of
+ * what the target adds over dm-linear: docs/benchmarks-log.md,
+ * 2026-11-30). Why what it reads without the lock is enough:
+ *
+ * - The data. A sequential zone's durable end (dend) only grows while
+ *   the zone is not reset or forced empty, and each store is a release
+ *   made after the completion of the write it covers (smr_zone_retire()).
+ *   The acquire load below pairs with it: a read that sees sector X below
+ *   the end is sent after the backing device finished writing X, so it
+ *   reads that data. A conventional zone is all readable, as under the
+ *   lock: its writes are the host's to order.
+ * - One moment. The locked path read the end, the condition and the
+ *   power at one instant; these loads are a few instructions apart, and
+ *   the read must be right for some instant between them. The end comes
+ *   first; only smr_hm_set_cond() moves a zone to or from OFFLINE, and it
+ *   does so inside cond_seq's write section, so when the sequence held
+ *   still the zone was not OFFLINE at any point between the loads. A
+ *   reset or a forced empty may lower the end meanwhile: the read then
+ *   belongs to the instant of the end's load, before it (the backing
+ *   keeps a reset zone's data until new writes, as it would for a read
+ *   sent just before the lock was dropped). The power is read last: a
+ *   cut is final, so on at the end means on throughout. (Final for this
+ *   engine: smr_power_init() runs only when smr_hm_ctx_init() makes it,
+ *   and smr_zdev_get() makes a new engine rather than take up one whose
+ *   power was cut; ht->zc is fixed when the table is built.)
+ * - The rest (the zone geometry, the model and the write cache) is fixed
+ *   for the engine's life.
+ * Whatever it cannot show this way goes through the locked path.
+ */
+static __always_inline bool smr_hm_read_remap(struct smr_zoned *zc,
+					      struct bio *bio)
+{
+	sector_t sector = bio->bi_iter.bi_sector;
+	u32 nr = bio_sectors(bio);
+	struct smr_zone *z;
+	u32 zno, off, limit;
+	unsigned int seq;
+
+	if (zc->d.tm || zc->d.wc || bio_op(bio) != REQ_OP_READ || !nr ||
+	    (sector | nr) & (SMR_BLOCK_SECTORS - 1))
+		return false;
+	zno = smr_zone_of(zc, sector);
+	off = sector - smr_zone_start(zc, zno);
+	if (zno >= zc->geo.nr_zones)
+		return false;
+	z = &zc->zones[zno];
+
+	/*
+	 * Odd: a change of condition is under way; give it to the locked
+	 * path. (On PREEMPT_RT raw_read_seqcount() waits out the writer
+	 * instead, through the lock: right too.)
+	 */
+	seq = raw_read_seqcount(&zc->cond_seq);
+	if (seq & 1)
+		return false;
+	/*
+	 * Within the zone too: a durable end is never past the zone's
+	 * capacity (a write ends at most there; a loaded one is checked).
+	 */
+	limit = smr_zone_is_conv(zc, zno) ? zc->geo.zone_sectors :
+		smp_load_acquire(&z->dend);
+	if (off + nr > limit || READ_ONCE(z->cond) == BLK_ZONE_COND_OFFLINE ||
+	    read_seqcount_retry(&zc->cond_seq, seq) ||
+	    !smr_power_is_on(&zc->d.power))
+		return false;
+	/* The sector before the call: nothing is kept across it. */
+	bio->bi_iter.bi_sector = smr_backing_sector(zc, zno, off);
+	smr_count_add(zc->rd, nr);
+	bio_set_dev(bio, zc->d.bdev);
+	return true;
+}
 
 /* Functions defined in dm-smr-wc.c: the write cache in each mode. */
 /*
