@@ -36,7 +36,9 @@
  * completion of cache writes that could not be indexed at once (no
  * memory); a cache write is otherwise indexed where it completes, under
  * sc->d.lock (dm-smr-dm-cache.c). The cleaner (clean_wq) removes a band's index only while no write to
- * that band is in flight or admitted. Reads are dm-smr-dm-read.c's.
+ * that band is in flight or admitted. Reads are aimed in map() by
+ * dm-smr-dm.h's inline smr_dm_read(); dm-smr-dm-read.c sends the ones
+ * the timing model or the write cache sees, and the delayed ones.
  */
 #include <linux/jiffies.h>
 #include <linux/slab.h>
@@ -52,8 +54,9 @@
 static int smr_dm_write(struct smr_dm_target *sc, struct bio *bio, bool in_map);
 
 /*
- * A host bio past the media faults, @io its per-bio data, reset. Inline
- * in both callers: a read then costs one call less.
+ * A host bio past the media faults, @io its per-bio data, its kind reset
+ * (the rest here: smr_dm_io_reset()). Inline in both callers: a read
+ * then costs no call.
  */
 static __always_inline int smr_dm_map_io(struct smr_dm_target *sc,
 					 struct bio *bio, struct smr_dm_io *io)
@@ -61,10 +64,11 @@ static __always_inline int smr_dm_map_io(struct smr_dm_target *sc,
 	struct smr_dm *dm = sc->dm;
 
 	smr_dm_touch(dm);
+	if (bio_op(bio) == REQ_OP_READ)
+		return smr_dm_read(sc, bio, io);
+	smr_dm_io_reset(io);
 
 	switch (bio_op(bio)) {
-	case REQ_OP_READ:
-		return smr_dm_read(sc, bio, io);
 	case REQ_OP_WRITE:
 		if (bio_sectors(bio))
 			return smr_dm_write(sc, bio, true);
@@ -109,8 +113,8 @@ static __always_inline void smr_dm_split(struct smr_dm_target *sc,
 /*
  * The target's map() in this mode: the drive's power, the media faults,
  * then the bio. Here rather than in smr_map(), so that the per-bio data
- * is found once (dm_per_bio_data() is a call on 6.1) and a read reaches
- * smr_dm_read() in one call from here.
+ * is found once (dm_per_bio_data() is a call) and a read is aimed here,
+ * with no call of ours past this one (smr_dm_read(), inline).
  */
 int smr_dm_map_host(struct smr_dm_target *sc, struct bio *bio)
 {
@@ -118,7 +122,7 @@ int smr_dm_map_host(struct smr_dm_target *sc, struct bio *bio)
 	int r;
 
 	/* smr_dm_end_io() looks at it for a bio a fault ended too. */
-	smr_dm_io_reset(io);
+	io->kind = SMR_IO_NONE;
 	smr_dm_split(sc, bio);
 	/* A command the drive takes; the engine counts host-managed ones. */
 	if (unlikely(smr_power_io(&sc->d.power, bio->bi_opf,
@@ -141,7 +145,7 @@ int smr_dm_map(struct smr_dm_target *sc, struct bio *bio)
 {
 	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 
-	smr_dm_io_reset(io);
+	io->kind = SMR_IO_NONE;
 	return smr_dm_map_io(sc, bio, io);
 }
 
@@ -298,10 +302,12 @@ static int smr_dm_write(struct smr_dm_target *sc, struct bio *bio, bool in_map)
 	return DM_MAPIO_SUBMITTED;
 }
 
-int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio, blk_status_t *error)
+/* smr_dm_end_io() of a bio with something to do at its end. */
+static noinline int smr_dm_end_io_kind(struct smr_dm_target *sc,
+				       struct smr_dm_io *io,
+				       blk_status_t *error)
 {
 	struct smr_dm *dm = sc->dm;
-	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
 	struct smr_band *b;
 	unsigned long flags;
 
@@ -346,6 +352,22 @@ int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio, blk_status_t *error
 		break;
 	}
 	return DM_ENDIO_DONE;
+}
+
+/*
+ * Most bios end with nothing to do: a read of a band (kind SMR_IO_NONE),
+ * done, the power on. That case saves no registers and makes no call but
+ * dm_per_bio_data(); the rest is smr_dm_end_io_kind()'s (the two were 8
+ * instructions a read apart: docs/benchmarks-log.md, 2026-12-02 (5)).
+ */
+int smr_dm_end_io(struct smr_dm_target *sc, struct bio *bio, blk_status_t *error)
+{
+	struct smr_dm_io *io = dm_per_bio_data(bio, sizeof(struct smr_dm_io));
+
+	if (likely(io->kind == SMR_IO_NONE && !*error &&
+		   !smr_power_is_cut(&sc->d.power)))
+		return DM_ENDIO_DONE;
+	return smr_dm_end_io_kind(sc, io, error);
 }
 
 /* The worker: completions first, then new writes, flushes, discards. */
